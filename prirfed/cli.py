@@ -135,28 +135,92 @@ def _run_list(args, out) -> int:
     return 0
 
 
+def _add_common_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=1, help="processes (1 = serial, in this process)")
+    p.add_argument("--dask-scheduler", dest="dask_scheduler", default=None, metavar="ADDRESS",
+                   help="run the trials on a Dask cluster (needs pip install 'prirfed[dask]')")
+    p.add_argument("--resume", action="store_true", help="keep finished trials of the same configuration in --out")
+    p.add_argument("--backend", choices=("reference", "verified"), default="verified")
+    p.add_argument("--calibrate", action="store_true",
+                   help="noise std from the rigorous accountant at the stated eps (private experiments only)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+
+
 def _add_reproduce(p: argparse.ArgumentParser) -> None:
-    p.add_argument("experiment", help="experiment name (see `prirfed list`)")
+    p.add_argument("experiment", help="experiment name (see `prirfed list`), or `all`")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="scaled-down sizes (minutes, not hours)")
     size.add_argument("--tiny", action="store_true", help="smallest sizes (seconds; for tests)")
-    p.add_argument("--out", default=None, help="output folder (default prirfed-results/EXPERIMENT)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default prirfed-results/EXPERIMENT; for `all`: the parent folder, default prirfed-results)")
     p.add_argument("--seed", type=int, default=0, help="root seed: trial i uses SeedSequence(seed).spawn(n)[i]")
-    p.add_argument("--workers", type=int, default=1, help="processes (1 = serial, in this process)")
-    p.add_argument("--resume", action="store_true", help="keep finished trials of the same configuration in --out")
-    p.add_argument("--backend", choices=("reference", "verified"), default="verified")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="replace a setting of the configuration (VALUE as JSON, else a string); repeatable")
+    _add_common_run_options(p)
+
+
+def parse_overrides(items) -> dict:
+    """``KEY=VALUE`` strings of ``--set`` -> dict; VALUE is read as JSON (numbers, lists, true/false,
+    quoted strings), and taken as a plain string when it is not JSON."""
+    import json
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects KEY=VALUE (got {item!r})")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
 
 
 def _run_reproduce(args, out) -> int:
     from prirfed.experiments import reproduce
+    from prirfed.experiments.framework import reproduce_all
 
     mode = "quick" if args.quick else "tiny" if args.tiny else "full"
+    overrides = parse_overrides(args.overrides)
+    common = dict(mode=mode, seed=args.seed, workers=args.workers, resume=args.resume, backend=args.backend,
+                  progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler)
+    if args.experiment == "all":
+        if overrides:
+            raise ValueError("--set applies to one experiment, not to `all`")
+        dest = args.out if args.out is not None else "prirfed-results"
+        r = reproduce_all(dest, **common)
+        ok = [row for row in r["rows"] if row["status"] == "ok"]
+        out.write(f"reproduce all: {len(ok)} of {len(r['rows'])} experiments ran; "
+                  f"{sum(row['shown'] for row in ok)} of {sum(row['total'] for row in ok)} claims shown; index in {r['index']}\n")
+        if r["failed"]:
+            sys.stderr.write(f"prirfed reproduce: error: {len(r['failed'])} experiment(s) failed: {', '.join(r['failed'])} "
+                             f"(see {r['index']})\n")
+            return 1
+        return 0
     dest = args.out if args.out is not None else f"prirfed-results/{args.experiment}"
-    r = reproduce(args.experiment, dest, mode=mode, seed=args.seed, workers=args.workers, resume=args.resume,
-                  backend=args.backend, progress=not args.no_progress)
+    r = reproduce(args.experiment, dest, overrides=overrides, **common)
     shown = sum(c.shown for c in r["checks"])
     out.write(f"{args.experiment}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} claims shown; "
+              f"outputs in {dest}: {', '.join(r['files'])}\n")
+    return 0
+
+
+def _add_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", help="TOML file: [problem], [data], [trainer], [privacy], [run] (see examples/)")
+    p.add_argument("--out", default=None, help="output folder (default prirfed-results/run-CONFIGSTEM)")
+    _add_common_run_options(p)
+
+
+def _run_run(args, out) -> int:
+    from pathlib import Path
+
+    from prirfed.experiments.custom import run_toml
+
+    dest = args.out if args.out is not None else f"prirfed-results/run-{Path(args.config).stem}"
+    r = run_toml(args.config, dest, workers=args.workers, resume=args.resume, backend=args.backend,
+                 progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler)
+    shown = sum(c.shown for c in r["checks"])
+    out.write(f"run {args.config}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} checks shown; "
               f"outputs in {dest}: {', '.join(r['files'])}\n")
     return 0
 
@@ -165,12 +229,20 @@ SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "privacy-table": ("Table 1 of 000 beside the rigorous accountant", _add_privacy_table, _run_privacy_table),
     "account": ("eps of a sigma (or sigma for an eps) of DP-RSGD / DP-RSVRG / PriRFed", _add_account, _run_account),
     "list": ("the experiments `prirfed reproduce` can run", _add_list, _run_list),
-    "reproduce": ("run one experiment into an output folder (config, CSVs, plots, summary)", _add_reproduce, _run_reproduce),
+    "reproduce": ("run one experiment (or `all`) into an output folder (config, CSVs, plots, summary)", _add_reproduce, _run_reproduce),
+    "run": ("run a TOML configuration (any problem, data, trainer, privacy) into an output folder", _add_run, _run_run),
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``prirfed CMD: error: ...``) and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="prirfed", description="Differentially private federated learning on Riemannian manifolds.")
+    parser = _Parser(prog="prirfed", description="Differentially private federated learning on Riemannian manifolds.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_, add, _) in SUBCOMMANDS.items():
         add(sub.add_parser(name, help=help_))
@@ -184,8 +256,12 @@ def main(argv: list[str] | None = None, out=None) -> int:
     try:
         return SUBCOMMANDS[args.command][2](args, out)
     except ValueError as exc:
-        sys.stderr.write(f"prirfed {args.command}: error: {exc}\n")
+        msg = " ".join(str(exc).split())  # one line
+        sys.stderr.write(f"prirfed {args.command}: error: {msg}\n")
         return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"prirfed {args.command}: interrupted; finished trials are kept, rerun with --resume to skip them\n")
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
