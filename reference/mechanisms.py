@@ -25,6 +25,36 @@ the caller's ``numpy.random.Generator`` only, in the order documented in its doc
 that the verified twin fed a Generator in the same state returns the same sample.
 
 Randomness never comes from the global ``np.random`` state.
+
+Examples
+--------
+A tangent Gaussian draw lies in the tangent space; clipping scales to metric norm tau; the
+normalising constant and the Gaussian-mechanism calibrations are the closed forms cited above:
+
+>>> import math
+>>> import numpy as np
+>>> from scipy.stats import norm
+>>> from prirfed.reference.manifolds.sphere import Sphere
+>>> from prirfed.reference.mechanisms import (analytic_gaussian_sigma, clip, gaussian_delta,
+...     gaussian_mechanism_sigma_classical, sample_tangent_gaussian, tangent_gaussian_log_normalizer)
+>>> M, x = Sphere(2), np.array([0.0, 0.0, 1.0])
+>>> xi = sample_tangent_gaussian(M, x, 0.5, np.random.default_rng(0))
+>>> abs(float(x @ xi)) < 1e-15              # T_x S^2 is the plane orthogonal to x
+True
+>>> clip(M, x, np.array([3.0, 4.0, 0.0]), 1.0)
+array([0.6, 0.8, 0. ])
+>>> bool(np.isclose(tangent_gaussian_log_normalizer(2, 0.5), math.log(2 * math.pi * 0.5**2)))  # (d/2) log(2 pi sigma^2)
+True
+>>> s = gaussian_mechanism_sigma_classical(0.5, 1e-5, 1.0)
+>>> bool(np.isclose(s, math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5, rtol=1e-15))
+True
+>>> eps, sigma = 1.0, 2.0                   # Balle and Wang (2018), Theorem 8, sensitivity 1
+>>> exact = norm.cdf(1 / (2 * sigma) - eps * sigma) - math.exp(eps) * norm.cdf(-1 / (2 * sigma) - eps * sigma)
+>>> bool(np.isclose(gaussian_delta(eps, sigma, 1.0), exact, rtol=1e-10))
+True
+>>> s = analytic_gaussian_sigma(1.0, 1e-5, 1.0)   # the smallest sigma reaching delta = 1e-5
+>>> gaussian_delta(1.0, s, 1.0) <= 1e-5 < gaussian_delta(1.0, s * (1 - 1e-9), 1.0)
+True
 """
 
 from __future__ import annotations

@@ -10,6 +10,21 @@
   sigma: every RDP bound used is non-increasing in the noise multiplier). The tangent-Gaussian
   calibration of Prop. 2 of 001 and the analytic Gaussian mechanism live in
   ``prirfed.reference.mechanisms`` (not duplicated here).
+
+Examples
+--------
+The paper's DP-RSGD noise is ``sqrt(o K log(1/delta)) tau / (N_i eps)``; the calibrated sigma
+is the smallest (to rtol) whose accounted eps meets the target:
+
+>>> import math
+>>> from prirfed.reference.accounting.calibration import (calibrate_sigma_dp_rsgd,
+...     epsilon_dp_rsgd, paper_sigma_dp_rsgd)
+>>> s = paper_sigma_dp_rsgd(0.5, 1e-5, K=100, tau=1.0, N_i=500)
+>>> math.isclose(s, math.sqrt(100 * math.log(1e5)) / (500 * 0.5), rel_tol=1e-15)
+True
+>>> cal = calibrate_sigma_dp_rsgd(1.0, 1e-5, K=20, tau=1.0, N_i=100, b=100)
+>>> cal.eps_at_sigma <= 1.0 < epsilon_dp_rsgd(cal.bracket[0], 1e-5, K=20, tau=1.0, N_i=100, b=100)
+True
 """
 
 from __future__ import annotations

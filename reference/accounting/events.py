@@ -13,6 +13,19 @@ Poisson-subsampled Gaussian of Mironov, Talwar, Zhang 2019); an accountant refus
 Sensitivity normalisation. ``Gaussian(z)`` is the Gaussian mechanism whose noise standard
 deviation is ``z`` times the l2-sensitivity of the query *under the event's relation* (for a
 clipped batch mean under replace-one the sensitivity is ``2 tau / b``, so ``z = sigma b / (2 tau)``).
+
+Examples
+--------
+Events are frozen descriptions; bad parameters raise at construction:
+
+>>> from prirfed.reference.accounting.events import Activation, Gaussian, SelfComposed
+>>> run = SelfComposed(Activation(0.1, Gaussian(2.0)), 50)     # 50 PriRFed rounds, rho = 0.1
+>>> run.k, run.inner.rho, run.inner.inner.noise_multiplier
+(50, 0.1, 2.0)
+>>> Gaussian(-1.0)
+Traceback (most recent call last):
+...
+ValueError: Gaussian: noise_multiplier (sigma) must be > 0 ...
 """
 
 from __future__ import annotations

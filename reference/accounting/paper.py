@@ -6,6 +6,18 @@ agent sampling, which needs user-level DP, and it composes the s parallel agents
 Use :mod:`prirfed.reference.accounting.prirfed_accountant` for a sound bound. The derivations
 and the counterexample are in ``proofs_notes/accounting_theorem_4_2.md`` and
 ``proofs_notes/accounting_composition.md``.
+
+Examples
+--------
+Theorem 4.2 as printed reproduces Table 1 of 000 (row N = 100, s = 1, column T = 50; local
+(0.15, 1e-4)-DP, delta_hat = 1e-3):
+
+>>> from prirfed.reference.accounting.paper import advanced_composition, theorem_4_2
+>>> eps, delta = theorem_4_2(0.15, 1e-4, N=100, s=1, T=50, delta_hat=1e-3)
+>>> print(f"{eps:.3g} {delta:.3g}")
+0.0426 0.00105
+>>> advanced_composition(0.1, 0.0, 1, 0.5)[1]   # delta' + k delta
+0.5
 """
 
 from __future__ import annotations

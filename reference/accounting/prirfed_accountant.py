@@ -13,6 +13,27 @@ datasets). Derivations, and why Theorem 4.2 of 000 fails: ``proofs_notes/account
   (:func:`blackbox_advanced`), or the exact optimal composition of the round's dominating pair
   (:func:`blackbox_exact_epsilon`), which generalises Kairouz-Oh-Viswanath to the activated pair.
 - RDP local trainers (DP-RSGD, DP-RSVRG): per round the activation RDP bound, T rounds compose.
+
+Examples
+--------
+A round with a black-box (eps, delta) trainer keeps eps and scales delta by rho; with one agent
+and one round the exact optimal accountant gives back eps; with full participation the RDP
+accountant of a run is plain T-fold composition:
+
+>>> import numpy as np
+>>> from prirfed.reference.accounting.events import Gaussian
+>>> from prirfed.reference.accounting.rdp import RdpAccountant
+>>> from prirfed.reference.accounting.prirfed_accountant import (blackbox_exact_epsilon,
+...     blackbox_round, prirfed_epsilon)
+>>> eps, delta = blackbox_round(0.15, 1e-4, rho=0.01)
+>>> eps, bool(np.isclose(delta, 1e-6, rtol=1e-15))
+(0.15, True)
+>>> bool(np.isclose(blackbox_exact_epsilon(0.15, 1e-4, 1.0, 1, 1e-4), 0.15, rtol=1e-8))
+True
+>>> run = prirfed_epsilon(Gaussian(2.0), N=10, s=10, T=5, delta=1e-5)
+>>> plain = RdpAccountant().compose(Gaussian(2.0), 5).get_epsilon(1e-5)
+>>> bool(np.isclose(run, plain, rtol=1e-12))
+True
 """
 
 from __future__ import annotations

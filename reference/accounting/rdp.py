@@ -6,6 +6,26 @@ the cumulant ``K(alpha) = (alpha - 1) eps(alpha)`` (001 writes ``K_R(lambda)`` w
 vectorised over orders with NumPy (the calibration benchmark needs it) but each is one function
 with its source in the docstring. Derivations: ``proofs_notes/accounting_rdp.md`` and
 ``proofs_notes/accounting_subsampling.md``.
+
+Examples
+--------
+The Gaussian mechanism has RDP alpha / (2 z^2), so four compositions at z = 1 equal one at
+z = 1/2; the activation bound is the identity at rho = 1 and
+``log(1 + rho (e^{(alpha-1) eps} - 1)) / (alpha - 1)`` otherwise:
+
+>>> import math
+>>> import numpy as np
+>>> from prirfed.reference.accounting.events import Gaussian
+>>> from prirfed.reference.accounting.rdp import RdpAccountant, activation_rdp, gaussian_rdp
+>>> gaussian_rdp([2.0, 4.0], 2.0)
+array([0.25, 0.5 ])
+>>> four = RdpAccountant().compose(Gaussian(1.0), 4).rdp_curve
+>>> bool(np.allclose(four, RdpAccountant().compose(Gaussian(0.5)).rdp_curve, rtol=1e-14))
+True
+>>> activation_rdp([2.0], 1.0, [0.3])
+array([0.3])
+>>> bool(np.isclose(activation_rdp([2.0], 0.1, [0.3])[0], math.log(1 + 0.1 * math.expm1(0.3))))
+True
 """
 
 from __future__ import annotations

@@ -3,6 +3,19 @@
 Every formula is the identity of flat geometry: Exp_x(v) = x + v, Log_x(y) = y - x,
 dist = ||x - y||, parallel transport is the identity, sectional curvature is 0.
 See ``proofs_notes/manifold_euclidean.md``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from prirfed.reference.manifolds.euclidean import Euclidean
+>>> M = Euclidean(2)
+>>> x, y = np.array([1.0, 1.0]), np.array([4.0, 5.0])
+>>> float(M.dist(x, y))                     # a 3-4-5 triangle
+5.0
+>>> M.log(x, y), M.exp(x, M.log(x, y))
+(array([3., 4.]), array([4., 5.]))
+>>> M.curvature_bounds
+(0.0, 0.0)
 """
 
 from __future__ import annotations

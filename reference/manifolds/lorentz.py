@@ -27,6 +27,28 @@ What remains: dist and Log have relative error of about eps x_0 (for the stored 
 tangent vectors at a far point have coordinates up to x_0 ||v||_x and proj outputs up to x_0^2
 |w|, so coordinate-level identities hold to eps x_0^2 and their tolerances scale with x_0^2
 (x_0 = cosh(10) = 1.1e4 at radius 10 gives eps x_0^2 = 2.7e-8).
+
+Examples
+--------
+The curve ``(cosh t, sinh t, 0)`` is the unit-speed geodesic from the origin, so its point at
+time t is at distance t; at the origin the metric is the Euclidean one of the space part:
+
+>>> import numpy as np
+>>> from prirfed.reference.manifolds.lorentz import Lorentz
+>>> M = Lorentz(2)
+>>> o = np.array([1.0, 0.0, 0.0])
+>>> t = 1.5
+>>> y = np.array([np.cosh(t), np.sinh(t), 0.0])
+>>> float(M.dist(o, y))                     # = t
+1.5
+>>> np.round(M.log(o, y), 12)               # t times the unit tangent e_1
+array([0. , 1.5, 0. ])
+>>> float(M.norm(o, np.array([0.0, 3.0, 4.0])))
+5.0
+>>> bool(np.allclose(M.transp(o, y, M.log(o, y)), -M.log(y, o)))   # the geodesic's velocity is parallel
+True
+>>> M.curvature_bounds
+(-1.0, -1.0)
 """
 
 from __future__ import annotations

@@ -15,6 +15,28 @@ Numerics (DESIGN.md section 3):
   1 + nu with nu tiny, and ``log(fl(1 + nu))`` would lose all digits of nu below 1e-16); when
   all generalised eigenvalues are below 1/2 the direct M is used (see ``_generalised_eigh``);
 - tolerances of the checks scale with the input (relative symmetry defect).
+
+Examples
+--------
+At the identity the affine-invariant Log is the matrix logarithm and the distance is the
+Frobenius norm of log Y; congruence ``X -> A X A^T`` is an isometry:
+
+>>> import numpy as np
+>>> from prirfed.reference.manifolds.spd import SPD
+>>> M = SPD(2)
+>>> I, Y = np.eye(2), np.diag([np.e, np.exp(-2.0)])
+>>> float(M.dist(I, Y))                     # ||diag(1, -2)||_F = sqrt(5)
+2.2360679775
+>>> np.round(M.log(I, Y), 12) + 0.0         # logm(Y)
+array([[ 1.,  0.],
+       [ 0., -2.]])
+>>> A = np.array([[2.0, 1.0], [0.0, 1.0]])  # any invertible A
+>>> bool(np.isclose(M.dist(A @ A.T, A @ Y @ A.T), np.sqrt(5.0), rtol=1e-12))
+True
+>>> bool(np.allclose(M.exp(I, M.log(I, Y)), Y, rtol=1e-14))
+True
+>>> M.dim, M.curvature_bounds               # n(n+1)/2; K in [-1/2, 0] for n >= 2
+(3, (-0.5, 0.0))
 """
 
 from __future__ import annotations

@@ -15,6 +15,30 @@ Numerics (DESIGN.md section 3, each one a test in tests/manifolds/test_sphere.py
   up to pi - 1e-6. It refuses ``y`` within ``ANTIPODAL_TOL`` of ``-x``.
 - ``transp`` is the log-free form ``w - (y^T w)/(1 + x^T y) (x + y)``, rewritten with
   ``y = (x^T y) x + P_x y`` so that ``1 + x^T y`` is never formed where it cancels (see the note).
+
+Examples
+--------
+Orthogonal unit vectors are a quarter great circle apart (distance pi/2); Log and Exp walk it,
+and a vector orthogonal to the great circle is transported unchanged:
+
+>>> import numpy as np
+>>> from prirfed.reference.manifolds.sphere import Sphere
+>>> M = Sphere(2)
+>>> x, y, z = np.eye(3)
+>>> float(M.dist(x, y))                     # pi/2
+1.5707963267949
+>>> M.log(x, y) / (np.pi / 2)               # dist(x, y) times the unit direction e_1
+array([0., 1., 0.])
+>>> bool(np.allclose(M.exp(x, M.log(x, y)), y, rtol=0, atol=1e-15))
+True
+>>> M.transp(x, y, z)
+array([0., 0., 1.])
+>>> M.curvature_bounds                      # the unit sphere has sectional curvature 1
+(1.0, 1.0)
+>>> M.log(x, -x)                            # antipodes: no unique minimizing geodesic
+Traceback (most recent call last):
+...
+ValueError: Sphere.log: y is (numerically) antipodal to x ...
 """
 
 from __future__ import annotations

@@ -26,6 +26,33 @@ Choices made here (see the note):
   (``exact_transport = False``).
 * ``retr``/``inv_retr`` are the polar pair; the QR pair used in Li & Ma's public code is
   :meth:`retr_qr`/:meth:`inv_retr_qr`.
+
+Examples
+--------
+St(3, 2) has dimension np - p(p+1)/2 = 3 and an orthonormal tangent basis; St(n, 1) is the unit
+sphere, where Exp walks great circles:
+
+>>> import numpy as np
+>>> from prirfed.reference.manifolds.stiefel import Stiefel
+>>> M = Stiefel(3, 2)
+>>> X = np.eye(3)[:, :2]
+>>> E = M.tangent_basis(X)
+>>> M.dim, E.shape
+(3, (3, 3, 2))
+>>> G = np.array([[M.inner(X, a, b) for b in E] for a in E])
+>>> bool(np.allclose(G, np.eye(3), rtol=0, atol=1e-14))
+True
+>>> V = 0.3 * E[0] - 0.2 * E[2]
+>>> bool(np.allclose(M.log(X, M.exp(X, V)), V, rtol=0, atol=1e-12))
+True
+>>> S = Stiefel(3, 1)
+>>> e1, quarter = np.array([[1.0], [0.0], [0.0]]), np.array([[0.0], [np.pi / 2], [0.0]])
+>>> np.round(S.exp(e1, quarter), 12) + 0.0
+array([[0.],
+       [1.],
+       [0.]])
+>>> M.curvature_bounds, M.exact_transport   # transp is a vector transport, not parallel transport
+((-0.5, 1.0), False)
 """
 
 from __future__ import annotations
