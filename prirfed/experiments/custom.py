@@ -222,7 +222,12 @@ def config_from_toml(doc: dict) -> dict:
             data[k] = _pos_int("data", k, data[k], 2 if k == "d" and source != "eigengap" else 1)
     if source == "eigengap":
         data["nu"] = _pos_num("data", "nu", data["nu"])
+        if not data["nu"] < 1 / 1.4:
+            raise _err("data", "nu", f"must lie in (0, 1/1.4) so that 1 - 1.4 nu > 0 (got {data['nu']!r})")
         _choice("data", "variant", data["variant"], ("paper", "authors_code"))
+        low = 4 if data["variant"] == "paper" else 5  # d + 1 >= the number of fixed singular values
+        if data["d"] < low:
+            raise _err("data", "d", f"must be >= {low} for variant {data['variant']!r} (d + 1 >= the fixed singular values; got {data['d']})")
         if min(Ni) < data["d"] + 1:
             raise _err("data", "N_i", f"must be >= d + 1 = {data['d'] + 1} for the eigengap data (column-orthonormal U_i; got {min(Ni)})")
     if source == "wishart":
