@@ -33,7 +33,8 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 bibtex_bibfiles = ["refs.bib"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build"]
+# _generated/ is included by pages; reproduced/ holds experiment outputs (shown by reproduced.md)
+exclude_patterns = ["_build", "_generated", "reproduced", ".venv*"]
 html_theme = "alabaster"
 suppress_warnings = ["myst.header"]
 
@@ -46,6 +47,9 @@ def _generate_notes(app):
     from notes_pages import write_note_pages
 
     write_note_pages(ROOT / "proofs_notes", ROOT / "docs" / "notes")
+    from gen_pages import generate
+
+    generate(ROOT / "docs")
 
 
 def setup(app):
