@@ -100,3 +100,49 @@ def test_bad_input_raises_naming_the_method():
     Q = SPDFrechetMean([np.eye(2)[None]])
     with pytest.raises(ValueError, match="SPDFrechetMean.rgrad_i"):
         Q.rgrad_i(np.array([[1.0, 2.0], [2.0, 1.0]]), 0)
+
+
+# ---------------------------------------------------------------------------- Stiefel kPCA (002 (3))
+def kpca_pair(seed, weights):
+    from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
+    from prirfed.verified.problems import StiefelKPCA
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 7))
+    r = int(rng.integers(1, d))
+    scale = 10.0 ** rng.uniform(-2, 2)
+    Z = [scale * rng.standard_normal((int(rng.integers(1, 6)), d)) for _ in range(int(rng.integers(1, 4)))]
+    return RefStiefelKPCA(Z, r, weights), StiefelKPCA(Z, r, weights), rng
+
+
+@given(seed=seeds, weights=st.sampled_from(["uniform", "samples"]))
+def test_stiefel_kpca_gradients_equal_reference(seed, weights):
+    """rgrad_ij, rgrad_batch, rgrad_i (the A_i form) and rgrad agree to 1e-12 c ||z||^2 (entrywise);
+    the verified class carries the verified Stiefel manifold."""
+    from prirfed.verified.manifolds.stiefel import Stiefel as VStiefel
+
+    ref, ver, rng = kpca_pair(seed, weights)
+    assert isinstance(ver.manifold, VStiefel)
+    X = ref.manifold.random_point(rng)
+    for i in range(ref.N):
+        zmax = float(np.max(np.sum(ref.Z[i] ** 2, axis=1)))
+        atol = 1e-12 * ref.c[i] * zmax * ref.d
+        for j in range(ref.N_i[i]):
+            np.testing.assert_allclose(ver.rgrad_ij(X, i, j), ref.rgrad_ij(X, i, j), rtol=0, atol=atol)
+        J = rng.permutation(ref.N_i[i])[: int(rng.integers(1, ref.N_i[i] + 1))]
+        np.testing.assert_allclose(ver.rgrad_batch(X, i, J), ref.rgrad_batch(X, i, J), rtol=0, atol=atol)
+        np.testing.assert_allclose(ver.rgrad_i(X, i), ref.rgrad_i(X, i), rtol=0, atol=atol)
+    zall = max(float(np.max(np.sum(z**2, axis=1))) * c for z, c in zip(ref.Z, ref.c)) * ref.d
+    np.testing.assert_allclose(ver.rgrad(X), ref.rgrad(X), rtol=0, atol=1e-12 * zall)
+
+
+def test_stiefel_kpca_gradient_closed_form():
+    """St(3, 2), X = [e_0, e_1], z = (1, 1, 1), N_i = 1 (c = 1/2): b = X^T z = (1, 1),
+    grad = -2c (I - X X^T) z b^T = -e_2 (1, 1) (closed form: 002 (3) with A = z z^T)."""
+    from prirfed.verified.problems import StiefelKPCA
+
+    P = StiefelKPCA([np.array([[1.0, 1.0, 1.0]])], 2)
+    X = np.eye(3)[:, :2]
+    want = np.array([[0.0, 0.0], [0.0, 0.0], [-1.0, -1.0]])
+    np.testing.assert_allclose(P.rgrad_ij(X, 0, 0), want, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(P.rgrad_i(X, 0), want, rtol=0, atol=1e-15)
