@@ -1,0 +1,208 @@
+"""``prirfed-fig5`` (000 Fig. 5, HSP on WordNet mammals): tiny mode end to end with the reference
+backend, outputs parse, the privacy columns and the t = 0 row recomputed by independent routes,
+the batched problem equal to the reference one, bad configurations refused.
+Proofs note: proofs_notes/experiment_prirfed_fig5.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from prirfed.experiments import EXPERIMENTS, reproduce
+from prirfed.experiments import prirfed_fig5 as f5
+from prirfed.reference.manifolds import Lorentz
+from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction
+
+NAME = "prirfed-fig5"
+
+
+def _csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _run(out, **kw):
+    kw.setdefault("mode", "tiny")
+    kw.setdefault("backend", "reference")
+    kw.setdefault("progress", False)
+    return reproduce(NAME, out, **kw)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fig5") / "tiny"
+    r = _run(out)
+    return out, r
+
+
+def _gaussian_exact_eps(mu, delta):
+    """Optimal eps of a mu-GDP mechanism at delta (Dong-Roth-Su, Cor. 2.13), by root finding."""
+    dlt = lambda e: stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta  # noqa: E731
+    return optimize.brentq(dlt, 0.0, 100.0, xtol=1e-12)
+
+
+def test_registered():
+    assert EXPERIMENTS[NAME].source == "000 Section 6.3, Figure 5"
+
+
+def test_tiny_outputs_exist_and_parse(tiny):
+    out, r = tiny
+    cfg = json.loads((out / "config.json").read_text())
+    c = cfg["config"]
+    assert cfg["experiment"] == NAME and cfg["n_trials"] == c["runs"] == len(list((out / "trials").glob("trial_*.json")))
+    assert c["data"] == "synthetic" and "not WordNet" in c["data_note"] and c["calibrate"] is False
+    assert (out / "fig5.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "fig5.pdf").read_bytes()[:5] == b"%PDF-"
+    curves = _csv(out / "curves.csv")
+    assert list(curves[0])[:4] == ["method", "round", "f_mean", "f_std"]
+    assert len(curves) == len(c["methods"]) * (c["T"] + 1)
+    assert {row["method"] for row in curves} == set(f5.LABELS.values())
+    for row in curves:
+        assert all(math.isfinite(float(row[k])) for k in row if k != "method")
+        assert float(row["d2_true_mean"]) == pytest.approx(float(row["d2_true_mean"]))  # parses
+    f_star = float(_csv(out / "problem.csv")[0]["f_star"])
+    # f(h(w)) is the least value of f: every recorded mean cost lies above it (up to rounding)
+    assert all(float(row["f_mean"]) >= f_star - 1e-9 for row in curves)
+    summary = (out / "summary.md").read_text()
+    assert "| paper's claim | reproduced |" in summary and "not WordNet" in summary
+    assert len(r["checks"]) == 6  # 2 convergence, 1 DP-RSVRG vs DP-RSGD, 2 overfitting, 1 privacy
+
+
+def test_privacy_columns_recomputed_independently(tiny):
+    """tau = max|alpha| M with alpha recomputed here by a dense kernel-ridge solve (Gaussian kernel,
+    gamma = N_i lambda); sigma of 000 section 6 in closed form; eps', delta' of Theorem 4.2 by hand;
+    the rigorous local eps of full-batch DP-RSGD between the exact GDP eps of K compositions of a
+    Gaussian with mu = (2 tau / N_i) / sigma (a lower bound for any RDP conversion) and 1.5 times it."""
+    out, _ = tiny
+    c = json.loads((out / "config.json").read_text())["config"]
+    st = f5.build_setting(c)
+    p = st["problem"]
+    N_i = p.N_i[0]
+    gamma = c["lam"] * N_i
+    a_max = 0.0
+    for W, w in zip(p.W, [p.w] * p.N):
+        K = np.exp(-((W[:, None, :] - W[None, :, :]) ** 2).sum(-1) / (2 * c["v_bar"] ** 2))
+        Kw = np.exp(-((W - w) ** 2).sum(-1) / (2 * c["v_bar"] ** 2))
+        a_max = max(a_max, float(np.max(np.abs(np.linalg.solve(K + gamma * np.eye(len(W)), Kw)))))
+    prow = _csv(out / "problem.csv")[0]
+    assert float(prow["alpha_max"]) == pytest.approx(a_max, rel=1e-8)
+    tau = a_max * c["M"]
+    assert float(prow["tau_L_f"]) == pytest.approx(tau, rel=1e-8)
+    K_, m, eps, delta, T, N, s, dh = c["K"], c["m"], c["eps"], c["delta"], c["T"], c["N"], c["s"], c["delta_hat"]
+    rho = s / N
+    et = math.log(1 + rho * (math.exp(s * eps) - 1))
+    eps_p = min(T * et, math.sqrt(2 * T * math.log(1 / dh)) * et + T * et * (math.exp(et) - 1))
+    rows = {row["method"]: row for row in _csv(out / "privacy.csv")}
+    assert set(rows) == {"PriRFed-DP-RSGD", "PriRFed-DP-RSVRG"}
+    sig = {"PriRFed-DP-RSGD": math.sqrt(K_ * math.log(1 / delta) * tau**2 / (N_i**2 * eps**2)),
+           "PriRFed-DP-RSVRG": math.sqrt(m * K_ * math.log(1 / delta) * tau**2 / (N_i**2 * eps**2))}
+    for name, row in rows.items():
+        assert float(row["sigma"]) == pytest.approx(sig[name], rel=1e-10)
+        assert float(row["tau"]) == pytest.approx(tau, rel=1e-8)
+        assert float(row["eps_paper"]) == pytest.approx(eps_p, rel=1e-12)
+        assert float(row["delta_paper"]) == pytest.approx(dh + T * rho * s * delta, rel=1e-12)
+    mu = math.sqrt(K_) * (2 * tau / N_i) / sig["PriRFed-DP-RSGD"]
+    exact = _gaussian_exact_eps(mu, delta)
+    assert exact <= float(rows["PriRFed-DP-RSGD"]["eps_local_rigorous"]) <= 1.5 * exact
+    # the paper's o = 1 does not reach the stated local eps (ERRATA lead 3): the exact eps already exceeds it
+    assert exact > eps
+
+
+def test_first_row_is_the_initial_point(tiny):
+    """Round 0 of every curve is x^(0), a training embedding: d^2 to the true embedding recomputed
+    with the Lorentz class (acosh-free chord formula) from the trials' stored x^(0)."""
+    out, _ = tiny
+    c = json.loads((out / "config.json").read_text())["config"]
+    st = f5.build_setting(c)
+    L = Lorentz(2)
+    trials = [json.loads(p.read_text())["result"] for p in sorted((out / "trials").glob("trial_*.json"))]
+    d2 = [L.dist(np.array(t["x0"]), st["y_true"]) ** 2 for t in trials]
+    for t in trials:
+        assert np.array(t["x0"]) == pytest.approx(st["Y_train"][t["x0_index"]], abs=0)
+    rows = [r for r in _csv(out / "curves.csv") if r["round"] == "0"]
+    assert len(rows) == 4
+    for r in rows:
+        assert float(r["d2_true_mean"]) == pytest.approx(np.mean(d2), rel=1e-9)
+        assert float(r["d2_true_std"]) == pytest.approx(np.std(d2, ddof=1), rel=1e-6, abs=1e-12)
+
+
+def test_batched_problem_equals_the_reference():
+    """BatchedHSP (batched f, grad and the optimum's start) equals HyperbolicStructuredPrediction."""
+    c = f5.make_config("tiny", 5, "reference")
+    st = f5.build_setting(c)
+    p = st["problem"]
+    ref = HyperbolicStructuredPrediction(p.W, p.Y, p.w, gamma=p.gamma, v_bar=p.v_bar, kernel=p.kernel)
+    L = p.manifold
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x = L.random_point(rng)
+        assert p.f(x) == pytest.approx(ref.f(x), rel=1e-11)
+        g, gr = p.grad(x), ref.grad(x)
+        assert L.norm(x, g - gr) <= 1e-10 * max(1.0, L.norm(x, gr)) * x[0] ** 2
+    assert L.dist(p.optimum(), ref.optimum()) < 1e-8
+    assert L.dist(st["h_w"], ref.optimum()) < 1e-8
+
+
+def test_tree_closure_known_counts():
+    """Binary tree of depth 2: 7 nodes; edges = sum_k k 2^k = 1*2 + 2*4 = 10; 3-ary depth 4: 121 nodes, 426 edges."""
+    c = f5.tree_closure(2, 2)
+    assert c.n == 7 and c.edges.shape == (10, 2)
+    assert set(c.names) == {"t", "t.0", "t.1", "t.0.0", "t.0.1", "t.1.0", "t.1.1"}
+    anc = {c.names[a] for d, a in c.edges if c.names[d] == "t.1.0"}
+    assert anc == {"t", "t.1"}
+    c3 = f5.tree_closure(3, 4)
+    assert c3.n == (3**5 - 1) // 2 and c3.edges.shape[0] == sum(k * 3**k for k in range(5))
+
+
+def test_half_gap_round_known_answers():
+    assert f5.half_gap_round([3.0, 2.5, 2.0, 1.5], 1.0) == 2
+    assert f5.half_gap_round([3.0, 2.9, 2.8], 1.0) is None
+
+
+@pytest.mark.parametrize("override, message", [
+    (dict(T=0), "T must be an integer >= 1"),
+    (dict(runs=1.5), "runs must be an integer >= 1"),
+    (dict(methods=["dp_rsgd", "sgd"]), "methods must be a non-empty list"),
+    (dict(methods=[]), "methods must be a non-empty list"),
+    (dict(gamma_rule="n"), "gamma_rule must be 'n_lambda' or 'printed'"),
+    (dict(delta=1.5), "delta must be a number in (0, 1)"),
+    (dict(eps=-0.15), "eps must be a number > 0"),
+    (dict(s=4), "s must be <= N = 3"),
+    (dict(data="mnist"), "data must be 'wordnet' or 'synthetic'"),
+    (dict(calibrate="yes"), "calibrate must be true or false"),
+])
+def test_bad_configuration_raises(tmp_path, override, message):
+    with pytest.raises(ValueError, match="prirfed-fig5: " + message.replace("(", r"\(").replace(")", r"\)")):
+        _run(tmp_path / "bad", overrides=override)
+
+
+def test_calibrate_gives_the_stated_local_eps(tmp_path):
+    """With calibrate = True the local training is (eps, delta)-DP by the RDP accountant: the recorded
+    rigorous local eps is at most eps and within the calibration's tolerance of it. (The calibrated
+    DP-RSVRG sigma is ~20x the paper's; on the tiny tree, where tau = max|alpha| M is large, a step
+    alpha = 1e-3 keeps the noisy iterates from overflowing cosh: this test is about the sigma.)"""
+    out = tmp_path / "cal"
+    _run(out, calibrate=True, overrides=dict(T=2, runs=1, alpha=1e-3))
+    for row in _csv(out / "privacy.csv"):
+        assert row["calibrated"] == "True"
+        e = float(row["eps_local_rigorous"])
+        assert e <= 0.15 * (1 + 1e-12) and e >= 0.15 * (1 - 1e-3)
+
+
+def test_wordnet_pipeline_settings_of_the_paper(tmp_path):
+    """With the shared closure: 1180 nodes, 6540 edges, 'primate' held out, N = 9 agents of N_i = 131,
+    gamma = 131 lambda (one short reference run)."""
+    if not f5._closure_available():
+        pytest.skip("the shared WordNet closure is absent (/work/shared/data/wordnet)")
+    out = tmp_path / "wn"
+    _run(out, overrides=dict(data="wordnet", N=9, T=2, runs=1, embed_epochs=1, embed_burnin=0, methods=["dp_rsgd"],
+                             alpha=0.3))
+    row = _csv(out / "problem.csv")[0]
+    assert (row["n_nodes"], row["n_edges"], row["test_word"], row["N"], row["N_i"]) == ("1180", "6540", "primate.n.02", "9", "131")
+    assert float(row["gamma"]) == pytest.approx(131e-5, rel=1e-12)
