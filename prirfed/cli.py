@@ -9,8 +9,30 @@ project add theirs (``reproduce``, ``run``, ``list``) by registering an entry th
 - ``prirfed account``: eps of a noise std for DP-RSGD / DP-RSVRG, alone or inside a PriRFed
   run, or the sigma for a target eps.
 - ``prirfed list``: the experiments of :mod:`prirfed.experiments`, one line each.
-- ``prirfed reproduce EXPERIMENT [--quick|--tiny] [--out DIR] [--seed S] [--workers N] [--resume]
-  [--backend reference|verified]``: run one (:func:`prirfed.experiments.framework.reproduce`).
+- ``prirfed reproduce EXPERIMENT [--quick|--tiny] [--out DIR] [--seed S] [--set KEY=VALUE ...]
+  [--workers N | --dask-scheduler ADDRESS] [--resume] [--backend reference|verified] [--calibrate]
+  [--no-progress]``: run one experiment into DIR (default ``prirfed-results/EXPERIMENT``):
+  config.json, CSVs, PNG/PDF plots, summary.md (:func:`prirfed.experiments.framework.reproduce`).
+  ``--set`` replaces a setting of the generated configuration (VALUE read as JSON).
+- ``prirfed reproduce all [--quick|--tiny] [--out DIR] ...``: every experiment into DIR/NAME
+  (default DIR ``prirfed-results``) and DIR/index.md (claims shown / total, link to each
+  summary.md, time); a failing experiment is recorded there and the others still run; exit code
+  1 if any failed (:func:`prirfed.experiments.framework.reproduce_all`). The README's main job is
+  ``prirfed reproduce all --quick --out outputs``.
+- ``prirfed run CONFIG.toml [--out DIR] [--workers N | --dask-scheduler ADDRESS] [--resume]
+  [--backend reference|verified] [--calibrate] [--no-progress]``: any problem / data / trainer /
+  privacy setting from a TOML file (schema: :mod:`prirfed.experiments.custom`; examples in
+  ``examples/``), same outputs as ``reproduce`` (default DIR ``prirfed-results/run-CONFIGSTEM``).
+
+Common options: ``--workers N`` runs the trials in N processes; ``--dask-scheduler ADDRESS`` on
+a Dask cluster (``pip install 'prirfed[dask]'``); results are identical for every executor (trial
+i's seed is child i of ``SeedSequence(seed).spawn(n)``). ``--resume`` keeps the finished trials of
+the same configuration in the output folder (Ctrl-C leaves them on disk; exit code 130).
+``--calibrate`` sets the configuration key ``calibrate`` (the noise std comes from the rigorous
+accountant at the stated eps); a non-private experiment refuses it.
+
+Errors (unknown experiment, bad ``--set``, bad TOML, a bad setting, ``--resume`` over another
+configuration) print one line ``prirfed CMD: error: ...`` on stderr and exit with code 2.
 """
 
 from __future__ import annotations
@@ -257,6 +279,8 @@ def main(argv: list[str] | None = None, out=None) -> int:
         return SUBCOMMANDS[args.command][2](args, out)
     except ValueError as exc:
         msg = " ".join(str(exc).split())  # one line
+        prefix = f"prirfed {args.command}: "
+        msg = msg[len(prefix):] if msg.startswith(prefix) else msg
         sys.stderr.write(f"prirfed {args.command}: error: {msg}\n")
         return 2
     except KeyboardInterrupt:

@@ -15,7 +15,7 @@ key and the allowed keys; examples in ``examples/*.toml``)::
     kind = "sphere_pca"        # sphere_pca | spd_frechet | stiefel_kpca | frechet_mean
     # sphere_pca:   paper = "000" | "001"             (default "000")
     # spd_frechet:  c = 1.0                           (000 (6.2) scale, default 1)
-    # stiefel_kpca: r = 2 (columns), weights = "uniform" | "size" (default "uniform")
+    # stiefel_kpca: r = 2 (columns), weights = "uniform" (002 (3), p_i = 1/N) | "samples" (p_i = N_i / sum N_k)
     # frechet_mean: (no keys; the generic Frechet mean on SPD(r) of the data)
 
     [data]
@@ -59,7 +59,9 @@ Proofs note: ``proofs_notes/experiments.md`` (section "prirfed run").
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 import math
 import tomllib
 from pathlib import Path
@@ -195,7 +197,7 @@ def config_from_toml(doc: dict) -> dict:
         if problem["r"] is None:
             raise _err("problem", "r", "required for kind = 'stiefel_kpca' (number of columns of the Stiefel point)")
         _pos_int("problem", "r", problem["r"])
-        _choice("problem", "weights", problem["weights"], ("uniform", "size"))
+        _choice("problem", "weights", problem["weights"], ("uniform", "samples"))
     # [data]
     dt = _table(doc, "data", True)
     source = _choice("data", "source", dt.get("source"), SOURCES)
@@ -387,6 +389,20 @@ def calibrated_setting(cfg: dict, problem) -> tuple[str, float]:
     return "sigma", float(calibrate_sigma(eps_of, eps).sigma)
 
 
+@functools.lru_cache(maxsize=8)
+def _calibrated_cached(config_json: str) -> tuple[str, float]:
+    """calibrated_setting depends on the configuration only (the agents' sizes are settings), so
+    one bisection serves every repeat run in this process."""
+    config = json.loads(config_json)
+    sizes = config["data"]["N_i"]
+
+    class _Sizes:  # what the event builders read from a problem
+        N = len(sizes)
+
+    _Sizes.sizes = list(sizes)
+    return calibrated_setting(config, _Sizes)
+
+
 def run_trial(config: dict, spec: dict, seq) -> dict:
     """One repeat: data, x0 and the trainer's draws from children of the trial's SeedSequence."""
     from prirfed.reference.accounting.calibration import _eps_of
@@ -396,7 +412,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
     tr = dict(config["trainer"])
     name = tr.pop("name")
     if config.get("calibrate"):
-        key, value = calibrated_setting(config, problem)
+        key, value = _calibrated_cached(json.dumps(config, sort_keys=True))
         tr[key] = value
     fn = _trainer_fn(name, config["backend"])
     rng = np.random.default_rng(run_seq)
