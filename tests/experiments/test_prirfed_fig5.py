@@ -160,6 +160,10 @@ def test_tree_closure_known_counts():
     assert c3.n == (3**5 - 1) // 2 and c3.edges.shape[0] == sum(k * 3**k for k in range(5))
 
 
+def test_window_means_known_answer():
+    assert f5.window_means([1.0, 2.0, 3.0, 4.0], 2) == pytest.approx([1.5, 2.5, 3.5], abs=1e-15)
+
+
 def test_half_gap_round_known_answers():
     assert f5.half_gap_round([3.0, 2.5, 2.0, 1.5], 1.0) == 2
     assert f5.half_gap_round([3.0, 2.9, 2.8], 1.0) is None
