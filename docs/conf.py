@@ -52,5 +52,30 @@ def _generate_notes(app):
     generate(ROOT / "docs")
 
 
+_RST_SPECIAL = str.maketrans({c: "\\" + c for c in "\\*|`_"})
+
+
+def _verbatim_docstring(app, what, name, obj, options, lines):
+    """The docstrings of this project are plain text with ASCII formulas (``|x|``, ``x_bar``,
+    ``A^T B``, indented derivations), not reStructuredText. Show them as written: the first
+    paragraph as escaped prose, the rest (including the doctest examples) as a literal block.
+    Runs before numpydoc (lower priority number), which then has nothing to reinterpret."""
+    if not lines:
+        return
+    try:
+        cut = lines.index("")
+    except ValueError:
+        cut = len(lines)
+    summary = [ln.strip().translate(_RST_SPECIAL) for ln in lines[:cut]]
+    rest = lines[cut:]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
+    out = summary[:]
+    if rest:
+        out += ["", "::", ""] + ["    " + ln if ln.strip() else "" for ln in rest]
+    lines[:] = out + [""]  # numpydoc appends a comment: it must start a new paragraph
+
+
 def setup(app):
     app.connect("builder-inited", _generate_notes)
+    app.connect("autodoc-process-docstring", _verbatim_docstring, priority=400)
