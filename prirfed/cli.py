@@ -247,12 +247,32 @@ def _run_run(args, out) -> int:
     return 0
 
 
+def _cli_errors(run: Callable) -> Callable:
+    """Run a subcommand with one-line errors: a ValueError's text is folded onto one line (and a
+    leading ``prirfed CMD: `` dropped, as :func:`main` adds it); Ctrl-C prints a hint and returns
+    130 (the finished trials are on disk)."""
+
+    def wrapped(args, out):
+        try:
+            return run(args, out)
+        except ValueError as exc:
+            msg = " ".join(str(exc).split())
+            prefix = f"prirfed {args.command}: "
+            raise ValueError(msg[len(prefix):] if msg.startswith(prefix) else msg) from None
+        except KeyboardInterrupt:
+            sys.stderr.write(f"prirfed {args.command}: interrupted; finished trials are kept, rerun with --resume to skip them\n")
+            return 130
+
+    wrapped.__doc__ = run.__doc__
+    return wrapped
+
+
 SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "privacy-table": ("Table 1 of 000 beside the rigorous accountant", _add_privacy_table, _run_privacy_table),
     "account": ("eps of a sigma (or sigma for an eps) of DP-RSGD / DP-RSVRG / PriRFed", _add_account, _run_account),
     "list": ("the experiments `prirfed reproduce` can run", _add_list, _run_list),
-    "reproduce": ("run one experiment (or `all`) into an output folder (config, CSVs, plots, summary)", _add_reproduce, _run_reproduce),
-    "run": ("run a TOML configuration (any problem, data, trainer, privacy) into an output folder", _add_run, _run_run),
+    "reproduce": ("run one experiment (or `all`) into an output folder (config, CSVs, plots, summary)", _add_reproduce, _cli_errors(_run_reproduce)),
+    "run": ("run a TOML configuration (any problem, data, trainer, privacy) into an output folder", _add_run, _cli_errors(_run_run)),
 }
 
 
@@ -278,14 +298,8 @@ def main(argv: list[str] | None = None, out=None) -> int:
     try:
         return SUBCOMMANDS[args.command][2](args, out)
     except ValueError as exc:
-        msg = " ".join(str(exc).split())  # one line
-        prefix = f"prirfed {args.command}: "
-        msg = msg[len(prefix):] if msg.startswith(prefix) else msg
-        sys.stderr.write(f"prirfed {args.command}: error: {msg}\n")
+        sys.stderr.write(f"prirfed {args.command}: error: {exc}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write(f"prirfed {args.command}: interrupted; finished trials are kept, rerun with --resume to skip them\n")
-        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
