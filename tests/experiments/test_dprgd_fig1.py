@@ -1,0 +1,131 @@
+"""dprgd-fig1 (001 Fig. 1a/1b): tiny end to end with the reference backend; T, sigma and lambda_1
+against hand formulas and an independent eigensolver; the rigorous eps of full-batch DP-RGD against
+the exact Gaussian-DP eps; DP-FM's sigma = 2 D_W / (n eps) and the normalisability bound of the
+Riemannian Laplace law; bad configurations fail clearly.
+Proofs note: proofs_notes/experiment_dprgd_fig1.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from prirfed.experiments import reproduce
+from prirfed.experiments.dprgd_fig1 import fm_sigma_max
+from prirfed.experiments.framework import trial_seeds
+from prirfed.reference.data.synthetic import eigengap_data
+from prirfed.reference.trainers.baselines import spd_laplace_log_density
+
+
+def _csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _run(out, **kw):
+    kw.setdefault("mode", "tiny")
+    kw.setdefault("backend", "reference")
+    kw.setdefault("progress", False)
+    return reproduce("dprgd-fig1", out, **kw)
+
+
+def _gdp_eps(mu, delta):
+    """Exact eps of a mu-GDP mechanism at delta (Dong, Roth, Su 2022, Cor. 2.13), by root finding."""
+    g = lambda e: stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta  # noqa: E731
+    return optimize.brentq(g, 0.0, 500.0, xtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dprgd")
+    r = _run(out, seed=11)
+    return out, r
+
+
+def test_tiny_outputs_exist_and_parse(tiny):
+    out, r = tiny
+    cfg = json.loads((out / "config.json").read_text())
+    c = cfg["config"]
+    assert cfg["n_trials"] == len(c["a_n_grid"]) + len(c["b_n_grid"])
+    assert (out / "fig1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "fig1.pdf").read_bytes()[:5] == b"%PDF-"
+    rows = _csv(out / "curves.csv")
+    assert list(rows[0]) == ["panel", "n", "method", "T", "sigma", "excess_mean", "excess_std", "excess_min"]
+    assert len(rows) == 2 * cfg["n_trials"]
+    for row in rows:  # w* is the global minimiser (eigh / Karcher flow to 1e-14)
+        assert float(row["excess_min"]) >= -1e-12
+        if row["method"] == "dp_fm":  # 001 section 5.2: sigma = Delta_FM / eps, Delta_FM = 2 D_W / n
+            assert math.isclose(float(row["sigma"]), 2 * c["b_D_W"] / (int(row["n"]) * c["b_eps"]), rel_tol=1e-12)
+        if row["panel"] == "b" and row["method"] == "dp_rgd":  # T = n, sigma^2 = T log(1/delta) D_W^2 / (n eps)^2
+            n = int(row["n"])
+            assert int(row["T"]) == n
+            assert math.isclose(float(row["sigma"]), math.sqrt(n * math.log(1 / c["b_delta"])) * c["b_D_W"] / (n * c["b_eps"]),
+                                rel_tol=1e-12)
+    assert "| paper's claim | reproduced |" in (out / "summary.md").read_text()
+
+
+def test_panel_a_T_sigma_lambda_and_privacy(tiny):
+    """Panel (a): the data are regenerated from the trial's seed; L_0 = max z^T z, T and sigma by the
+    printed formulas (T rounded up), lambda_1 of A = Z^T Z / n by numpy's eigvalsh (an independent
+    solver); the rigorous eps of T full-batch Gaussian steps (sensitivity 2 L_0 / n) lies between the
+    exact GDP eps with mu = sqrt(T) 2 L_0 / (n sigma) and 1.5 times it; DP-PGD (sensitivity 4 L_0 / n)
+    likewise with mu doubled."""
+    out, _ = tiny
+    cfg = json.loads((out / "config.json").read_text())
+    c = cfg["config"]
+    seqs = trial_seeds(cfg["seed"], cfg["n_trials"])
+    priv = _csv(out / "privacy.csv")
+    for i, spec in enumerate(cfg["trials"]):
+        if spec["panel"] != "a":
+            continue
+        n = spec["n"]
+        res = json.loads((out / "trials" / f"trial_{i:04d}.json").read_text())["result"]
+        data_seq = seqs[i].spawn(1 + c["repeats"])[0]
+        Z = eigengap_data(n, c["a_D"] - 1, c["a_nu"], np.random.default_rng(data_seq), c["a_variant"]).Z
+        L0 = float(max(np.sum(Z * Z, axis=1)))
+        assert math.isclose(res["L0"], L0, rel_tol=1e-12)
+        assert math.isclose(res["lambda_1"], float(np.linalg.eigvalsh(Z.T @ Z / n)[-1]), rel_tol=1e-10)
+        t = math.log(n * n * c["a_eps"] ** 2 / (c["a_D"] * L0 ** 2 * math.log(1 / c["a_delta"])))
+        T = max(1, math.ceil(t))
+        sigma = math.sqrt(T * math.log(1 / c["a_delta"])) * L0 / (n * c["a_eps"])
+        assert res["T"] == T and math.isclose(res["sigma"], sigma, rel_tol=1e-12)
+        for meth, radius in (("dp_rgd", L0), ("dp_pgd", 2 * L0)):
+            row = next(r for r in priv if r["panel"] == "a" and int(r["n"]) == n and r["method"] == meth)
+            exact = _gdp_eps(math.sqrt(T) * 2 * radius / (n * sigma), c["a_delta"])
+            assert exact <= float(row["eps_rigorous"]) <= 1.5 * exact
+
+
+@pytest.mark.parametrize("r", [2, 3, 4])
+def test_fm_sigma_max_is_the_normalisability_threshold(r):
+    """Along the worst direction u (c_k = 2k - r - 1, normalised) the log-density of the Laplace law
+    in polar coordinates (baselines.spd_laplace_log_density) has slope -1/sigma + ||c|| / 2: it
+    decreases for sigma just below fm_sigma_max(r) and increases just above (improper law)."""
+    c = np.array([2 * k - r - 1 for k in range(1, r + 1)], dtype=float)
+    u = c / np.linalg.norm(c)
+    smax = fm_sigma_max(r)
+    for factor, sign in ((0.95, -1), (1.05, 1)):
+        s = factor * smax
+        slope = (spd_laplace_log_density(400 * u, s) - spd_laplace_log_density(200 * u, s)) / 200
+        assert math.isclose(slope, -1 / s + np.linalg.norm(c) / 2, rel_tol=1e-6)
+        assert np.sign(slope) == sign
+    assert math.isclose(fm_sigma_max(2), math.sqrt(2), rel_tol=1e-15)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(b_n_grid=[10, 20]), "at n = 10 DP-FM's sigma = 2 D_W / (n eps) = 2 is not below 1.414"),
+    (dict(panels=["c"]), "panels must be a non-empty list"),
+    (dict(a_objective="sum"), "a_objective must be one of"),
+    (dict(repeats=0), "repeats must be an integer >= 1"),
+    (dict(a_n_grid=[5]), "a_n_grid must be a non-empty list of distinct integers >= 12"),
+    (dict(b_eps=0.0), "b_eps must be a positive finite number"),
+    (dict(a_delta=1.0), "a_delta must lie in (0, 1)"),
+])
+def test_bad_configuration_is_a_clear_error(tmp_path, overrides, message):
+    with pytest.raises(ValueError, match="dprgd-fig1: .*" + re.escape(message)):
+        _run(tmp_path / "bad", overrides=overrides)
