@@ -10,14 +10,21 @@ An :class:`Experiment` is four plain functions:
 - ``report(config, results, out) -> list[Check]``: writes the CSVs and plots from the results
   (in trial order) and returns the computed checks of the paper's qualitative claims.
 
-:func:`reproduce` runs the trials through a ``concurrent.futures`` Executor (serial by default,
-a process pool with ``workers > 1``). Trial ``i`` gets child ``i`` of
+:func:`reproduce` runs the trials through a ``concurrent.futures`` Executor (:func:`make_executor`:
+serial by default, a process pool with ``workers > 1``, a Dask cluster with ``dask_scheduler``;
+only the experiment's module-level ``run_trial`` and plain data travel to a worker). ``reproduce``
+also accepts an :class:`Experiment` object instead of a registered name (``prirfed run`` builds
+one from a TOML file, :mod:`prirfed.experiments.custom`). Trial ``i`` gets child ``i`` of
 ``numpy.random.SeedSequence(seed).spawn(n_trials)``, so results do not depend on the executor or
 on the order in which trials finish. Each finished trial is written at once to
 ``out/trials/trial_NNNN.json`` (atomically: temporary file, then rename), so an interrupted run
 keeps them and ``resume=True`` skips them (only if they carry the same configuration hash).
 Outputs: ``config.json`` (configuration, seeds, configuration hash), the experiment's CSVs, PNG and
 PDF plots, and ``summary.md`` (claims and whether the reproduction shows them, computed).
+``calibrate=True`` sets the configuration key ``"calibrate"`` (private experiments only).
+:func:`reproduce_all` runs every registered experiment into ``out/NAME`` and writes
+``out/index.md`` (claims shown / total, links, times; a failure is recorded, the rest still run).
+Proofs note: ``proofs_notes/experiments.md``.
 """
 
 from __future__ import annotations
