@@ -179,6 +179,9 @@ def make_executor(workers: int = 1, dask_scheduler: str | None = None, *, where:
     ``ProcessPoolExecutor`` with the spawn start method.
     """
     if dask_scheduler is not None:
+        if workers != 1:
+            raise ValueError(f"{where}: give workers (local processes) or dask_scheduler (a Dask cluster), not both "
+                             f"(got workers={workers!r}, dask_scheduler={dask_scheduler!r})")
         if not isinstance(dask_scheduler, str) or not dask_scheduler.strip():
             raise ValueError(f"{where}: dask_scheduler must be a non-empty address string (got {dask_scheduler!r})")
         try:

@@ -223,6 +223,8 @@ def test_bad_dask_address_is_a_value_error():
     pytest.importorskip("distributed")
     with pytest.raises(ValueError, match="dask_scheduler must be a non-empty address"):
         make_executor(1, "  ")
+    with pytest.raises(ValueError, match="give workers \\(local processes\\) or dask_scheduler"):
+        make_executor(2, "tcp://127.0.0.1:1")
 
 
 # ----------------------------------------------------------------------------- calibration, known answer
