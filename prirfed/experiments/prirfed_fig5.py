@@ -65,6 +65,7 @@ from prirfed.reference.data import wordnet as wn
 from prirfed.reference.data.partition import partition_equal
 from prirfed.reference.data.real import shared_data_dir
 from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction, lorentz_weighted_mean
+from prirfed.reference.trainers.privacy import prirfed_run_event
 
 from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
 
@@ -310,12 +311,26 @@ def run_methods(config: dict, seq, *, with_privacy: bool = True) -> dict:
         private = method in PRIVATE
         sigma = st["sigmas"][method] if private else 0.0
         tau = st["tau"] if private else math.inf
-        res = prirfed(problem, x0, config["T"], config["s"], config["alpha"], np.random.default_rng(rseq),
-                      local="dp_rsgd" if method in ("rsgd", "dp_rsgd") else "dp_rsvrg", K=config["K"],
-                      b=st["N_i"], m=config["m"], sigma=sigma, tau=tau, keep_iterates=True)
+        local = "dp_rsgd" if method in ("rsgd", "dp_rsgd") else "dp_rsvrg"
+        try:
+            res = prirfed(problem, x0, config["T"], config["s"], config["alpha"], np.random.default_rng(rseq),
+                          local=local, K=config["K"], b=st["N_i"], m=config["m"], sigma=sigma, tau=tau, keep_iterates=True)
+        except ValueError as exc:
+            # A noisy run whose iterate leaves the float range (Lorentz.exp refuses it) is a result, not a
+            # crash: recorded as diverged (with the message) and reported as such; anything else raises.
+            if not private or "overflow" not in str(exc):
+                raise
+            run = dict(diverged=str(exc), sigma=float(sigma), tau=float(tau))
+            if with_privacy:
+                event, _ = prirfed_run_event(problem, local=local, N=problem.N, s=config["s"], T=config["T"],
+                                             K=config["K"], m=config["m"], sigmas=[sigma] * problem.N,
+                                             bs=[st["N_i"]] * problem.N, tau=tau, tau0=tau, tau1=tau)
+                run.update(privacy_of_run(event, method, config, sigma, st["tau"], st["N_i"]))
+            runs[method] = run
+            continue
         X = np.asarray(res.history.iterates)
         d_true = wn._l_dist(X, np.broadcast_to(y_true, X.shape))
-        run = dict(f=[float(v) for v in res.history.f], grad_norm=[float(v) for v in res.history.grad_norm],
+        run = dict(diverged="", f=[float(v) for v in res.history.f], grad_norm=[float(v) for v in res.history.grad_norm],
                    dist_opt=[float(v) for v in res.history.dist_to_opt], dist_true=[float(v) for v in d_true],
                    x_out=[float(v) for v in res.x], sigma=float(sigma), tau=float(tau))
         if private and with_privacy:
@@ -363,18 +378,9 @@ def report(config: dict, results: list, out) -> list:
     prow = problem_row(config)
     f_star = prow["f_star"]
     curve_rows, priv_rows, final = [], [], {}
+    diverged = {m: [k for k, r in enumerate(results) if r["runs"][m]["diverged"]] for m in methods}
+    curve_methods = [m for m in methods if len(diverged[m]) < len(results)]
     for meth in methods:
-        F = np.array([r["runs"][meth]["f"] for r in results])
-        DT = np.array([r["runs"][meth]["dist_true"] for r in results])
-        DO = np.array([r["runs"][meth]["dist_opt"] for r in results])
-        G = np.array([r["runs"][meth]["grad_norm"] for r in results])
-        for t in range(T + 1):
-            row = dict(method=LABELS[meth], round=t)
-            for name, arr in (("f", F[:, t]), ("d2_true", DT[:, t] ** 2), ("dist_true", DT[:, t]),
-                              ("dist_opt", DO[:, t]), ("grad_norm", G[:, t])):
-                row[f"{name}_mean"], row[f"{name}_std"] = mean_and_spread(arr)
-            curve_rows.append(row)
-        final[meth] = dict(f=F.mean(axis=0), d2=(DT ** 2).mean(axis=0))
         if meth in PRIVATE:
             rs = [r["runs"][meth] for r in results]
             priv_rows.append(dict(method=LABELS[meth], calibrated=str(bool(config["calibrate"])),
@@ -382,19 +388,44 @@ def report(config: dict, results: list, out) -> list:
                                   sigma=rs[0]["sigma"], tau=rs[0]["tau"],
                                   eps_local_rigorous=max(q["eps_local_rigorous"] for q in rs),
                                   eps_paper=max(q["eps_paper"] for q in rs), delta_paper=max(q["delta_paper"] for q in rs),
-                                  eps_rigorous=max(q["eps_rigorous"] for q in rs)))
-    cols = ["method", "round"] + [f"{n}_{s}" for n in ("f", "d2_true", "dist_true", "dist_opt", "grad_norm") for s in ("mean", "std")]
+                                  eps_rigorous=max(q["eps_rigorous"] for q in rs), diverged_runs=len(diverged[meth])))
+        if meth not in curve_methods:
+            continue
+        ok = [r["runs"][meth] for r in results if not r["runs"][meth]["diverged"]]
+        F = np.array([q["f"] for q in ok])
+        DT = np.array([q["dist_true"] for q in ok])
+        DO = np.array([q["dist_opt"] for q in ok])
+        G = np.array([q["grad_norm"] for q in ok])
+        for t in range(T + 1):
+            row = dict(method=LABELS[meth], round=t, runs=len(ok))
+            for name, arr in (("f", F[:, t]), ("d2_true", DT[:, t] ** 2), ("dist_true", DT[:, t]),
+                              ("dist_opt", DO[:, t]), ("grad_norm", G[:, t])):
+                row[f"{name}_mean"], row[f"{name}_std"] = mean_and_spread(arr)
+            curve_rows.append(row)
+        final[meth] = dict(f=F.mean(axis=0), d2=(DT ** 2).mean(axis=0), runs=len(ok))
+    cols = ["method", "round"] + [f"{n}_{s}" for n in ("f", "d2_true", "dist_true", "dist_opt", "grad_norm") for s in ("mean", "std")] + ["runs"]
     write_csv(out / "curves.csv", cols, curve_rows)
     if priv_rows:
         write_csv(out / "privacy.csv", ["method", "calibrated", "eps_local", "delta_local", "sigma", "tau", "eps_local_rigorous",
-                                        "eps_paper", "delta_paper", "eps_rigorous"], priv_rows)
+                                        "eps_paper", "delta_paper", "eps_rigorous", "diverged_runs"], priv_rows)
     write_csv(out / "problem.csv", list(prow), [prow])
-    _plot(out, methods, curve_rows, f_star, prow["dist_opt_true"] ** 2)
+    _plot(out, curve_methods, curve_rows, f_star, prow["dist_opt_true"] ** 2)
 
     w = _window(T)
     checks = []
     data_ev = f"Data: {config['data_note']}. "
+    for meth in (m for m in methods if diverged[m]):
+        msg = next(r["runs"][meth]["diverged"] for r in results if r["runs"][meth]["diverged"])
+        checks.append(Check(
+            f"{LABELS[meth]} runs stay finite (000 section 6.3 plots all of them)", False,
+            f"{len(diverged[meth])} of {len(results)} runs left the float range (runs {diverged[meth]}): {msg}; "
+            f"sigma = {results[0]['runs'][meth]['sigma']:.3g}" + (" (calibrated)" if config["calibrate"] else "")
+            + "; their curves are left out of curves.csv and the plot"))
     for meth in (m for m in PRIVATE if m in methods):
+        if meth not in curve_methods:
+            checks.append(Check(f"{LABELS[meth]} converges to the pretrained (true) embedding of the test word (000 section 6.3, Fig. 5(b))",
+                                False, data_ev + "every run diverged"))
+            continue
         d2 = final[meth]["d2"]
         end = float(d2[-w:].mean())
         checks.append(Check(
@@ -402,14 +433,14 @@ def report(config: dict, results: list, out) -> list:
             end <= 0.1 * float(d2[0]),
             data_ev + f"mean d^2(x^(t), y_true): {float(d2[0]):.3g} at t = 0, {end:.3g} over the last {w} rounds "
             f"(criterion: <= 10% of the start; d^2(h(w), y_true) = {prow['dist_opt_true'] ** 2:.3g} for the minimiser h(w) of (6.3))"))
-    if "dp_rsgd" in methods and "dp_rsvrg" in methods:
+    if "dp_rsgd" in curve_methods and "dp_rsvrg" in curve_methods:
         hs = {m: half_gap_round(final[m]["f"], f_star) for m in ("dp_rsgd", "dp_rsvrg")}
         ok = hs["dp_rsvrg"] is not None and (hs["dp_rsgd"] is None or hs["dp_rsvrg"] < hs["dp_rsgd"])
         checks.append(Check(
             "PriRFed-DP-RSVRG outperforms PriRFed-DP-RSGD in the number of iterations (000 section 6.3)",
             ok, "first round at which the mean cost gap f - f(h(w)) is half its start: "
             + ", ".join(f"{LABELS[m]}: {hs[m] if hs[m] is not None else f'not within {T}'}" for m in ("dp_rsgd", "dp_rsvrg"))))
-    for meth in (m for m in ("rsvrg", "dp_rsvrg") if m in methods):
+    for meth in (m for m in ("rsvrg", "dp_rsvrg") if m in curve_methods):
         sm = window_means(final[meth]["d2"], w)
         k = int(np.argmin(sm))
         checks.append(Check(

@@ -49,9 +49,10 @@ def trial_specs(config: dict) -> list:
 def run_trial(config: dict, spec: dict, seq) -> dict:
     res = f5.run_methods(config, seq)
     for run in res["runs"].values():  # Fig. 6 needs the outputs, not the curves
-        run["dist_true_final"] = run["dist_true"][-1]
-        for key in ("f", "grad_norm", "dist_opt", "dist_true"):
-            del run[key]
+        if not run["diverged"]:
+            run["dist_true_final"] = run["dist_true"][-1]
+            for key in ("f", "grad_norm", "dist_opt", "dist_true"):
+                del run[key]
     return res
 
 
@@ -62,9 +63,14 @@ def poincare(X) -> np.ndarray:
 
 
 def best_runs(config: dict, results: list) -> dict:
-    """For each method, the index of the run whose output x^(T) is nearest the true embedding."""
-    return {m: int(np.argmin([r["runs"][m]["dist_true_final"] for r in results]))
-            for m in f5.METHODS if m in config["methods"]}
+    """For each method, the index of the run whose output x^(T) is nearest the true embedding (runs that
+    diverged are left out; a method all of whose runs diverged has no entry)."""
+    best = {}
+    for m in (m for m in f5.METHODS if m in config["methods"]):
+        d = [(r["runs"][m]["dist_true_final"], k) for k, r in enumerate(results) if not r["runs"][m]["diverged"]]
+        if d:
+            best[m] = min(d)[1]
+    return best
 
 
 def nearer_fraction(y_true, x, Y_train) -> float:
@@ -81,6 +87,8 @@ def report(config: dict, results: list, out) -> list:
     pred_rows = []
     for k, r in enumerate(results):
         for m in methods:
+            if r["runs"][m]["diverged"]:
+                continue
             x = np.array(r["runs"][m]["x_out"])
             u, v = poincare(x)[0]
             pred_rows.append(dict(run=k, method=f5.LABELS[m], best=str(best[m] == k), x0=float(x[0]), x1=float(x[1]),
@@ -101,6 +109,10 @@ def report(config: dict, results: list, out) -> list:
     checks = []
     close_ev, hier_ev, close_ok, hier_ok = [], [], True, True
     for m in (m for m in f5.PRIVATE if m in methods):
+        if m not in best:
+            close_ok = hier_ok = False
+            close_ev.append(f"{f5.LABELS[m]}: every run diverged ({results[0]['runs'][m]['diverged']})")
+            continue
         x = np.array(results[best[m]]["runs"][m]["x_out"])
         frac = nearer_fraction(y_true, x, Y_train)
         close_ok &= frac < 0.05
@@ -138,7 +150,7 @@ def _plot(out, config, st, results, best, methods):
     P = poincare(data.y)
     pt = poincare(st["y_true"])[0]
     ph = poincare(st["h_w"])[0]
-    preds = {m: poincare(results[best[m]]["runs"][m]["x_out"])[0] for m in methods}
+    preds = {m: poincare(results[best[m]]["runs"][m]["x_out"])[0] for m in methods if m in best}
     fig = Figure(figsize=(11.0, 5.4))
     axes = fig.subplots(1, 2)
     theta = np.linspace(0.0, 2.0 * np.pi, 400)
@@ -148,7 +160,7 @@ def _plot(out, config, st, results, best, methods):
         ax.scatter([pt[0]], [pt[1]], marker="*", s=260, color="gold", edgecolor="k", zorder=5,
                    label=f"true embedding of '{st['test_name']}'")
         ax.scatter([ph[0]], [ph[1]], marker="P", s=110, color="tab:purple", edgecolor="k", zorder=5, label="h(w), minimiser of (6.3)")
-        for m in methods:
+        for m in preds:
             mk, c = _MARKERS[m]
             ax.scatter([preds[m][0]], [preds[m][1]], marker=mk, s=90, color=c, edgecolor="k", zorder=6,
                        label=f"{f5.LABELS[m]} (best of {len(results)} runs)")
@@ -160,7 +172,7 @@ def _plot(out, config, st, results, best, methods):
     axes[0].set_xlim(-1.05, 1.05)
     axes[0].set_ylim(-1.05, 1.05)
     axes[0].set_title("(a) full embeddings")
-    pts = np.vstack([pt, ph] + [preds[m] for m in methods])
+    pts = np.vstack([pt, ph] + [preds[m] for m in preds])
     c = pts.mean(axis=0)
     half = max(0.05, 1.3 * float(np.max(np.abs(pts - c))))
     axes[1].set_xlim(c[0] - half, c[0] + half)

@@ -111,3 +111,15 @@ def test_bad_configuration_raises(tmp_path):
         _run(tmp_path / "bad", overrides=dict(methods=["rsgd", "rsgd"]))
     with pytest.raises(ValueError, match=r"prirfed-fig6: runs must be an integer >= 1"):
         _run(tmp_path / "bad", overrides=dict(runs=0))
+
+
+def test_diverged_runs_are_left_out_and_reported(tmp_path):
+    """Calibrated tiny run where DP-RSVRG leaves the float range (see the fig5 test of the same
+    setting): no DP-RSVRG prediction is drawn or listed, and the closeness check says no."""
+    out = tmp_path / "div"
+    r = _run(out, calibrate=True, overrides=dict(T=2, runs=1))
+    methods = {row["method"] for row in _csv(out / "predictions.csv")}
+    assert "PriRFed-DP-RSVRG" not in methods and "PriRFed-DP-RSGD" in methods
+    close = next(c for c in r["checks"] if c.claim.startswith("the best private predictions are close"))
+    assert close.shown is False and "every run diverged" in close.evidence
+    assert (out / "fig6.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
