@@ -431,7 +431,8 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
     out = dict(rounds=[int(t) for t in h.rounds], f=[float(v) for v in h.f], grad_norm=[float(v) for v in h.grad_norm],
                error=[float(v) for v in h.dist_to_opt], privacy=str(res.info.get("privacy", "not private")))
     if name in PRIVATE:
-        out["sigma"] = float(tr.get("sigma", res.info.get("sigma", math.nan)))
+        # per-agent sigmas (a list, PriRFed) are summarised by the largest; the event uses each
+        out["sigma"] = float(np.max(np.asarray(tr.get("sigma", res.info.get("sigma", math.nan)), dtype=np.float64)))
     if res.event is not None:
         delta = config["privacy"].get("delta")
         if name == "dp_frechet_mean":

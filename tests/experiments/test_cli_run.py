@@ -199,6 +199,8 @@ def test_custom_module_is_not_a_registered_experiment():
 
 @pytest.mark.parametrize("trainer, problem, data", [
     ({"name": "rgd", "alpha": 0.5, "T": 3}, {"kind": "sphere_pca"}, None),
+    ({"name": "prirfed", "T": 3, "s": 1, "alpha": 0.5, "sigma": [0.1, 0.3], "b": [3, 4], "tau": 1.0,
+      "local": "dp_rsvrg", "m": 2}, {"kind": "sphere_pca"}, None),
     ({"name": "dp_pgd", "eta": 0.1, "T": 3, "b": 4, "sigma": 0.1, "tau": 1.0}, {"kind": "sphere_pca"}, None),
     ({"name": "rfedavg", "T": 2, "k": 2, "eta": 0.1, "tau": 2}, {"kind": "spd_frechet"},
      {"source": "wishart", "N": 2, "N_i": 3, "r": 2}),
