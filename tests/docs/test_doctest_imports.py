@@ -28,6 +28,11 @@ MUST_HAVE_EXAMPLES = [
     "prirfed.reference.accounting.prirfed_accountant",
     "prirfed.reference.accounting.rdp",
     "prirfed.reference.accounting.calibration",
+    "prirfed.verified.manifolds.sphere",
+    "prirfed.verified.manifolds.spd",
+    "prirfed.verified.manifolds.lorentz",
+    "prirfed.verified.manifolds.stiefel",
+    "prirfed.verified.manifolds.euclidean",
 ]
 
 

@@ -3,6 +3,14 @@
 The class subclasses the reference so that input validation, ``tangent_basis`` and the
 random draws are literally the same code; the geometry goes through ``@njit(cache=True)``
 kernels. Batched kernels take stacks of points, shape ``(n, d)``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from prirfed.verified.manifolds.euclidean import Euclidean, dist_kernel
+>>> x, y = np.array([1.0, 1.0]), np.array([4.0, 5.0])
+>>> float(Euclidean(2).dist(x, y)), float(dist_kernel(x, y))   # a 3-4-5 triangle
+(5.0, 5.0)
 """
 
 from __future__ import annotations

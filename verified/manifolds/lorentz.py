@@ -15,6 +15,17 @@ return plain float64 arrays, so samplers and trainers can call them from other n
 and batched versions over stacks of shape (n, d+1): exp_batch, log_batch, dist_batch,
 transp_batch. Kernels do not validate (the class's public methods do), except that
 ``exp_kernel`` raises ``ValueError`` instead of returning a non-finite point.
+
+Examples
+--------
+>>> import numpy as np
+>>> from prirfed.verified.manifolds.lorentz import Lorentz, dist_kernel
+>>> o, t = np.array([1.0, 0.0, 0.0]), 1.5
+>>> y = np.array([np.cosh(t), np.sinh(t), 0.0])     # the geodesic from o at time t
+>>> float(Lorentz(2).dist(o, y))
+1.5
+>>> bool(np.isclose(dist_kernel(o, y), t, rtol=1e-14))
+True
 """
 
 from __future__ import annotations

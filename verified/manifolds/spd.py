@@ -19,6 +19,16 @@ Python objects, so samplers and trainers can call them from other njit code:
 Kernels do not validate points (the public methods do); where floating point leaves the domain
 (a generalised eigenvalue <= 0, or Y outside the image of the retraction) they raise
 ``ValueError`` rather than return NaN.
+
+Examples
+--------
+>>> import numpy as np
+>>> from prirfed.verified.manifolds.spd import SPD, dist_kernel
+>>> I, Y = np.eye(2), np.diag([np.e, np.exp(-2.0)])
+>>> float(SPD(2).dist(I, Y))                # ||diag(1, -2)||_F = sqrt(5)
+2.2360679775
+>>> bool(np.isclose(dist_kernel(I, Y), np.sqrt(5.0), rtol=1e-14))
+True
 """
 
 from __future__ import annotations

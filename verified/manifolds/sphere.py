@@ -11,6 +11,22 @@ public wrappers re-raise with the distance and the threshold.
 Batched kernels take stacks of shape (n, d + 1); the ``*_batch_into`` variants write into a
 caller's (n, d + 1) buffer (no allocation) and raise like the single-point kernels. Unvalidated:
 callers (njit trainers) pass points on the sphere and tangent vectors.
+
+Examples
+--------
+The twin gives the reference's closed forms, and its kernels can be called directly (no
+validation) from other njit code:
+
+>>> import numpy as np
+>>> from prirfed.reference.manifolds.sphere import Sphere as ReferenceSphere
+>>> from prirfed.verified.manifolds.sphere import Sphere, dist_kernel
+>>> x, y, z = np.eye(3)
+>>> float(Sphere(2).dist(x, y))             # pi/2
+1.5707963267949
+>>> bool(np.isclose(dist_kernel(x, y), ReferenceSphere(2).dist(x, y), rtol=1e-15))
+True
+>>> Sphere(2).transp(x, y, z)
+array([0., 0., 1.])
 """
 
 from __future__ import annotations

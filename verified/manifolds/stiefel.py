@@ -13,6 +13,18 @@ Kernels that can fail (log, dist, the inverse retractions) raise ``ValueError`` 
 the class methods call the ``_core`` kernels, which return a status instead, to build the same
 detailed messages as the reference. expm is a Pade(13) scaling-and-squaring (Higham 2005)
 written here because Numba has no expm; the reference uses scipy.linalg.expm.
+
+Examples
+--------
+>>> import numpy as np
+>>> from prirfed.verified.manifolds.stiefel import Stiefel
+>>> e1, quarter = np.array([[1.0], [0.0], [0.0]]), np.array([[0.0], [np.pi / 2], [0.0]])
+>>> np.round(Stiefel(3, 1).exp(e1, quarter), 12) + 0.0     # St(3, 1) is the sphere S^2
+array([[0.],
+       [1.],
+       [0.]])
+>>> float(Stiefel(3, 1).dist(e1, np.array([[0.0], [1.0], [0.0]])))   # pi/2
+1.5707963267949
 """
 
 from __future__ import annotations
