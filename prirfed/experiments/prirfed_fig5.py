@@ -69,7 +69,7 @@ from prirfed.reference.trainers.privacy import prirfed_run_event
 
 from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
 
-__all__ = ["EXPERIMENT", "METHODS", "LABELS", "BatchedHSP", "tree_closure", "build_setting", "run_methods",
+__all__ = ["EXPERIMENT", "METHODS", "LABELS", "BatchedHSP", "tree_closure", "build_setting", "data_sentence", "run_methods",
            "privacy_of_run", "validate", "make_config", "trial_specs"]
 
 METHODS = ("rsgd", "dp_rsgd", "rsvrg", "dp_rsvrg")
@@ -268,6 +268,18 @@ def _setting(key: str) -> dict:
                 max_dist_opt=float(np.max(wn._l_dist(np.broadcast_to(h_w, Y_train.shape), Y_train))))
 
 
+def data_sentence(config: dict) -> str:
+    """Where the data of this configuration come from, said from the setting actually built (so an
+    override of ``data`` cannot leave a stale description)."""
+    c = build_setting(config)["closure"]
+    if config["data"] == "wordnet":
+        return f"WordNet mammal closure from the shared data folder ({c.n} nodes, {c.edges.shape[0]} edges)"
+    why = ("FALLBACK: the shared WordNet closure is absent; " if config["mode"] != "tiny" and not _closure_available()
+           else "")
+    return (f"{why}synthetic: the transitive closure of a balanced {config['tree_branching']}-ary tree of depth "
+            f"{config['tree_depth']} ({c.n} nodes, {c.edges.shape[0]} edges), not WordNet")
+
+
 def build_setting(config: dict) -> dict:
     """The data set, problem (6.3), h(w), tau and the sigmas of one configuration (cached per process)."""
     return _setting(json.dumps({k: config[k] for k in DATA_KEYS}, sort_keys=True))
@@ -413,7 +425,7 @@ def report(config: dict, results: list, out) -> list:
 
     w = _window(T)
     checks = []
-    data_ev = f"Data: {config['data_note']}. "
+    data_ev = f"Data: {data_sentence(config)}. "
     for meth in (m for m in methods if diverged[m]):
         msg = next(r["runs"][meth]["diverged"] for r in results if r["runs"][meth]["diverged"])
         checks.append(Check(

@@ -125,7 +125,7 @@ def report(config: dict, results: list, out) -> list:
     if close_ev:
         checks.append(Check(
             f"the best private predictions are close to the true embedding of '{st['test_name']}' (000 section 6.3, Fig. 6(b))",
-            close_ok, f"Data: {config['data_note']}. " + "; ".join(close_ev)
+            close_ok, f"Data: {f5.data_sentence(config)}. " + "; ".join(close_ev)
             + f" (criterion: < 5%; h(w) is at d = {st['d_opt_true']:.3g} from the true embedding)"))
         checks.append(Check(
             "the predictions keep the hierarchical structure: the training node nearest each best private prediction is an "

@@ -70,7 +70,8 @@ def test_tiny_outputs_exist_and_parse(tiny):
     # f(h(w)) is the least value of f: every recorded mean cost lies above it (up to rounding)
     assert all(float(row["f_mean"]) >= f_star - 1e-9 for row in curves)
     summary = (out / "summary.md").read_text()
-    assert "| paper's claim | reproduced |" in summary and "not WordNet" in summary
+    assert "| paper's claim | reproduced |" in summary
+    assert "synthetic: the transitive closure of a balanced 3-ary tree of depth 4 (121 nodes, 426 edges), not WordNet" in summary
     assert len(r["checks"]) == 6  # 2 convergence, 1 DP-RSVRG vs DP-RSGD, 2 overfitting, 1 privacy
 
 
@@ -227,3 +228,16 @@ def test_wordnet_pipeline_settings_of_the_paper(tmp_path):
     row = _csv(out / "problem.csv")[0]
     assert (row["n_nodes"], row["n_edges"], row["test_word"], row["N"], row["N_i"]) == ("1180", "6540", "primate.n.02", "9", "131")
     assert float(row["gamma"]) == pytest.approx(131e-5, rel=1e-12)
+
+
+def test_fallback_without_the_shared_closure(tmp_path, monkeypatch):
+    """Without wordnet/mammal_closure.tsv the quick and full configurations use the synthetic tree and
+    say so (config data_note, and data_sentence in the summary); asking for 'wordnet' is refused."""
+    monkeypatch.setenv("PRIRFED_DATA", str(tmp_path))
+    for mode in ("quick", "full"):
+        c = f5.make_config(mode, 0, "reference")
+        assert c["data"] == "synthetic" and c["data_note"].startswith("FALLBACK")
+        c_small = dict(c, tree_depth=3, N=3)
+        assert f5.data_sentence(c_small).startswith("FALLBACK: the shared WordNet closure is absent; synthetic")
+    with pytest.raises(ValueError, match="prirfed-fig5: data = 'wordnet' but wordnet/mammal_closure.tsv is not in the shared data folder"):
+        f5.validate("prirfed-fig5", dict(f5.make_config("tiny", 0, "reference"), data="wordnet"))
