@@ -34,6 +34,12 @@ What 000 does not state, and we chose (recorded in the configuration):
   (dp_hsp.py plots ``loss.eval(ytest, yt)``, lead 16); the CSV also has the distance itself and the
   distance to the minimiser h(w) of (6.3).
 
+Modes: full = the settings above (10 runs, T = 300, 10-epoch embedding); quick = 3 runs, T = 150,
+5-epoch embedding, the full 1180-node closure; tiny (tests) = the 121-node tree, N = 3, T = 8,
+2 runs, alpha_t = 0.05. A private run whose iterate leaves the float range (Lorentz.exp refuses
+it; this happens to DP-RSVRG at the RDP-calibrated sigma) is recorded as diverged and reported by a
+check, not raised.
+
 One trial = one run (one "test" of the paper's 10): the data set (embedding, split) is the same in
 every run, built from the experiment's seed (``DATA_SPAWN_KEY``); x^(0) and the trainers' noise
 come from the trial's SeedSequence. Privacy, per private method: the paper's claim (Theorem 4.2 of
