@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from prirfed.reference.data import wordnet as wn
+from prirfed.reference.manifolds import Lorentz
 
 from . import prirfed_fig5 as f5
 from .framework import Check, Experiment, save_figure, write_csv
@@ -57,9 +58,11 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
 
 
 def poincare(X) -> np.ndarray:
-    """Rows of Lorentz points (x_0, x_bar) -> Poincare disk x_bar / (1 + x_0) (Lorentz.to_poincare, row-wise)."""
+    """Rows of Lorentz points (x_0, x_bar) -> Poincare disk x_bar / (1 + x_0), one
+    :meth:`Lorentz.to_poincare` per row (which checks that the row lies on H^d)."""
     X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-    return X[:, 1:] / (1.0 + X[:, :1])
+    L = Lorentz(X.shape[1] - 1)
+    return np.array([L.to_poincare(x) for x in X])
 
 
 def best_runs(config: dict, results: list) -> dict:
