@@ -79,17 +79,36 @@ def test_verified_namespace_runs_the_verified_trainers_without_warning():
         assert r1.bit_generator.state == r2.bit_generator.state == r3.bit_generator.state
 
 
-@pytest.mark.parametrize("name,extra,why", [
-    ("prirfed", dict(aggregation="karcher"), "aggregation='karcher'"),
-    ("prirfed", dict(maps="retraction"), "maps='retraction'"),
-    ("rgd", dict(armijo=True), "armijo=True"),
-    ("dp_rgd", dict(maps="retraction"), "maps='retraction'"),
-    ("rfedsvrg", dict(aggregation="karcher"), "aggregation='karcher'"),
-    ("rfedavg", dict(aggregation="karcher"), "aggregation='karcher'"),
-    ("rfedprox", dict(maps="retraction"), "maps='retraction'"),
+def spd_problem():
+    from prirfed.reference.problems.spd_frechet import SPDFrechetMean
+
+    Z = [np.stack([np.eye(2), np.diag([2.0, 0.5])]), np.diag([1.0, 3.0])[None]]
+    return SPDFrechetMean(Z), np.eye(2)
+
+
+def kpca_problem():
+    from prirfed.reference.problems.stiefel_kpca import StiefelKPCA
+
+    rng = np.random.default_rng(3)
+    P = StiefelKPCA([rng.standard_normal((3, 4)) / 3.0, rng.standard_normal((2, 4)) / 3.0], 2)
+    return P, P.manifold.random_point(rng)
+
+
+PROBLEMS = {"sphere": sphere_problem, "spd": spd_problem, "kpca": kpca_problem}
+
+
+@pytest.mark.parametrize("name,kind,extra,why", [
+    ("prirfed", "kpca", {}, "the problem StiefelKPCA in prirfed"),
+    ("dp_rgd", "kpca", dict(maps="retraction"), "the problem StiefelKPCA in dp_rgd"),
+    ("prirfed", "spd", dict(maps="retraction"), "maps='retraction' on SPD"),
+    ("rgd", "sphere", dict(armijo=True), "armijo=True"),
+    ("rgd", "kpca", dict(armijo=True), "armijo=True"),
+    ("dp_rgd", "spd", dict(maps="retraction"), "maps='retraction' on SPD"),
+    ("rfedsvrg", "spd", dict(maps="retraction", aggregation="karcher"), "maps='retraction' on SPD"),
+    ("rfedprox", "spd", dict(maps="retraction"), "maps='retraction' on SPD"),
 ])
-def test_refused_settings_fall_back_to_the_reference_with_a_warning_saying_why(name, extra, why):
-    P, x0 = sphere_problem()
+def test_refused_settings_fall_back_to_the_reference_with_a_warning_saying_why(name, kind, extra, why):
+    P, x0 = PROBLEMS[kind]()
     args, kw = next((a, k) for n, a, k in calls(P, x0) if n == name)
     kw = {**kw, **extra}
     r1, r2 = np.random.default_rng(8), np.random.default_rng(8)
@@ -98,6 +117,33 @@ def test_refused_settings_fall_back_to_the_reference_with_a_warning_saying_why(n
     b = getattr(trainers("reference"), name)(*with_rng(name, args, r2), **kw)
     same_result(a, b, exact=True)
     assert r1.bit_generator.state == r2.bit_generator.state
+
+
+@pytest.mark.parametrize("kind,extra,names", [
+    ("sphere", dict(maps="retraction"), NAMES[1:]),  # prirfed on the retracted sphere: test_verified_prirfed
+    ("sphere", dict(aggregation="karcher"), ("prirfed", "rfedsvrg", "rfedavg", "rfedprox")),
+    ("kpca", dict(maps="retraction"), ("rgd", "rfedsvrg", "rfedavg", "rfedprox")),
+    ("kpca", dict(maps="retraction", aggregation="karcher"), ("rfedavg",)),
+])
+def test_newly_fused_settings_do_not_fall_back(kind, extra, names):
+    """The settings fused in session 2 (sphere retraction, Karcher aggregation, Stiefel kPCA) run the
+    verified trainer: no warning, the direct verified call's result bit for bit."""
+    P, x0 = PROBLEMS[kind]()
+    direct = dict(prirfed=vp.prirfed, rgd=vr.rgd, dp_rgd=vr.dp_rgd, rfedsvrg=vf.rfedsvrg, rfedavg=vf.rfedavg,
+                  rfedprox=vf.rfedprox)
+    for name, args, kw in calls(P, x0):
+        if name not in names:
+            continue
+        kw = {**kw, **extra}
+        if name == "rgd":
+            kw.pop("aggregation", None)
+        assert refusal(name, {"problem": P, **kw}) is None
+        r1, r2 = np.random.default_rng(4), np.random.default_rng(4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            a = getattr(trainers("verified"), name)(*with_rng(name, args, r1), **kw)
+        same_result(a, direct[name](*with_rng(name, args, r2), **kw), exact=True)
+        assert r1.bit_generator.state == r2.bit_generator.state
 
 
 def test_unsupported_problem_falls_back_with_a_warning_naming_it():

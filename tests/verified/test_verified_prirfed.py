@@ -5,7 +5,8 @@ tests/trainers/. For the same problem data, settings and Generator seed, both tw
 same iterate at every recorded round (rtol 1e-10: the kernels differ from the reference only by
 rounding, and a few dozen steps amplify it far less), the same history, output, event and info,
 and leave the Generator in the same state (same bit-generator state and same next rng.random()),
-which shows that they consumed the same draws in the same order.
+which shows that they consumed the same draws in the same order. Drawn: the tangent and the
+Karcher aggregation, and on the sphere maps="exp" or "retraction".
 """
 
 import math
@@ -50,7 +51,8 @@ def configurations(draw):
     local = draw(st.sampled_from(["dp_rsgd", "dp_rsvrg"]))
     kw = dict(local=local, K=draw(st.integers(1, 3)), option=draw(st.sampled_from([1, 2])),
               local_option=draw(st.sampled_from([None, 1, 2])), record_every=draw(st.integers(1, 2)),
-              keep_iterates=True)
+              keep_iterates=True, aggregation=draw(st.sampled_from(["tangent", "karcher"])),
+              maps=draw(st.sampled_from(["exp", "retraction"])) if kind == "sphere" else "exp")
     if local == "dp_rsgd":
         kw["b"] = draw(st.one_of(st.none(), st.just([draw(st.integers(1, k)) for k in ref.sizes])))
         kw["tau"] = draw(st.sampled_from([math.inf, 0.3, 1.0]))
@@ -134,8 +136,8 @@ def test_sample_without_replacement_kernel_equals_reference(seed, n, data):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(aggregation="karcher"), "only aggregation='tangent'"),
-    (dict(maps="retraction"), "only maps='exp'"),
+    (dict(aggregation="median"), "aggregation must be 'tangent' or 'karcher'"),
+    (dict(maps="qr"), "maps must be 'exp' or 'retraction'"),
     (dict(local="rsgd"), "local must be"),
     (dict(option=3), "option must be 1 or 2"),
     (dict(local_option=0), "local_option must be 1 or 2"),
@@ -160,7 +162,7 @@ def test_bad_problem_point_step_and_generator_raise():
         prirfed(P, x, 2, 1, -0.1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
         prirfed(P, x, 2, 1, 0.1, 0)
-    with pytest.raises(ValueError, match="support SpherePCA, SPDFrechetMean and HyperbolicStructuredPrediction"):
+    with pytest.raises(ValueError, match="support SpherePCA, SPDFrechetMean, HyperbolicStructuredPrediction and StiefelKPCA"):
         prirfed(object.__new__(type("Other", (), {"manifold": Sphere(1), "sizes": [1]})), x, 1, 1, 0.1,
                 np.random.default_rng(0))
 

@@ -3,7 +3,9 @@
 Oracle: prirfed.reference.trainers.rfed, whose algorithms are tested against 002 in tests/trainers/.
 Same data, settings and Generator seed: every recorded iterate and the output agree (rtol 1e-10;
 the twins differ only by the summation order of the agent gradients), so do the histories, and the
-Generator ends in the same state (same bit-generator state and next rng.random()).
+Generator ends in the same state (same bit-generator state and next rng.random()). Drawn settings:
+sphere PCA, SPD Frechet mean and Stiefel kPCA (002 (3)); maps="exp" and, on the sphere and Stiefel,
+maps="retraction"; the tangent and the Karcher aggregation.
 """
 
 import math
@@ -13,18 +15,30 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prirfed.reference.manifolds import SPD, Sphere
+from prirfed.reference.manifolds import SPD, Sphere, Stiefel
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean as RefSPDFrechetMean
 from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
+from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
 from prirfed.reference.trainers import rfed as ref
-from prirfed.verified.problems import SPDFrechetMean, SpherePCA
+from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
 from prirfed.verified.trainers import rfed as ver
+from prirfed.verified.trainers import rgd as vrgd
 
 
 def make_problems(kind, N, seed):
-    """(reference problem, verified problem, x0) on the same data."""
+    """(reference problem, verified problem, x0) on the same data. Stiefel kPCA: St(d, r), d in 3..5,
+    at least r samples in all (so the optimal subspace, used by the history, is unique), rows scaled
+    so that ||A_i|| is about 1 (steps of at most 0.2 then stay well inside the injectivity radius,
+    where the reference's Newton Log converges)."""
     rng = np.random.default_rng(seed)
     sizes = [int(rng.integers(1, 5)) for _ in range(N)]
+    if kind == "stiefel":
+        d = int(rng.integers(3, 6))
+        r = int(rng.integers(1, d))
+        sizes[0] = max(sizes[0], r)
+        Z = [rng.standard_normal((k, d)) / math.sqrt(d * k) for k in sizes]
+        weights = "uniform" if rng.random() < 0.5 else "samples"
+        return RefStiefelKPCA(Z, r, weights), StiefelKPCA(Z, r, weights), Stiefel(d, r).random_point(rng)
     if kind == "sphere":
         D = int(rng.integers(2, 5))
         Z = [rng.standard_normal((k, D)) / math.sqrt(D) for k in sizes]
@@ -38,7 +52,7 @@ def make_problems(kind, N, seed):
 
 @st.composite
 def configurations(draw):
-    kind = draw(st.sampled_from(["sphere", "spd"]))
+    kind = draw(st.sampled_from(["sphere", "spd", "stiefel"]))
     N = draw(st.integers(1, 3))
     seed = draw(st.integers(0, 2**32 - 1))
     P_ref, P_ver, x0 = make_problems(kind, N, seed)
@@ -52,7 +66,8 @@ def configurations(draw):
     if draw(st.booleans()):
         tau = [1 + (i % 3) for i in range(N)]
     kw = dict(weighting=draw(st.sampled_from(["uniform", "size"])), record_every=draw(st.integers(1, 2)),
-              keep_iterates=True)
+              keep_iterates=True, aggregation=draw(st.sampled_from(["tangent", "karcher"])),
+              maps=draw(st.sampled_from(["exp", "retraction"])) if kind != "spd" else "exp")
     if method == "rfedsvrg":
         kw["option"] = draw(st.sampled_from([1, 2]))
     args = (T, k, eta, tau)
@@ -114,12 +129,15 @@ def test_rfedsvrg_draw_count_replayed_by_hand():
 
 def test_refusals_and_bad_input_raise_naming_the_trainer():
     P = SpherePCA([np.ones((2, 2)), np.ones((1, 2))])
+    Q = SPDFrechetMean([np.eye(2)[None]])
     x = np.array([1.0, 0.0])
     rng = np.random.default_rng(0)
     cases = [
-        (lambda: ver.rfedsvrg(P, x, 2, 1, 0.1, 1, rng, aggregation="karcher"),
-         r"rfedsvrg \(verified\): only aggregation='tangent'"),
-        (lambda: ver.rfedavg(P, x, 2, 1, 0.1, 1, rng, maps="retraction"), r"rfedavg \(verified\): only maps='exp'"),
+        (lambda: ver.rfedsvrg(P, x, 2, 1, 0.1, 1, rng, aggregation="median"),
+         r"rfedsvrg \(verified\): aggregation must be 'tangent' or 'karcher'"),
+        (lambda: ver.rfedavg(P, x, 2, 1, 0.1, 1, rng, maps="qr"), r"rfedavg \(verified\): maps must be"),
+        (lambda: ver.rfedavg(Q, np.eye(2), 2, 1, 0.1, 1, rng, maps="retraction"),
+         r"rfedavg \(verified\): maps='retraction' is fused only on the sphere and Stiefel"),
         (lambda: ver.rfedprox(P, x, 2, 1, 0.1, 1, -1.0, rng), r"rfedprox \(verified\): mu must be"),
         (lambda: ver.rfedavg(P, x, 2, 3, 0.1, 1, rng), r"rfedavg \(verified\): k must be in \[1, 2\]"),
         (lambda: ver.rfedavg(P, x, 2, 1, -0.1, 1, rng), r"rfedavg \(verified\): step sizes eta"),
@@ -133,3 +151,59 @@ def test_refusals_and_bad_input_raise_naming_the_trainer():
     for call, match in cases:
         with pytest.raises(ValueError, match=match):
             call()
+
+
+def test_karcher_constants_are_the_reference_defaults():
+    """The fused Karcher iteration uses karcher_mean's own defaults (tol, max_iter): read from its signature."""
+    import inspect
+
+    from prirfed.reference.trainers.aggregation import karcher_mean
+    from prirfed.verified.trainers import prirfed as vp
+
+    sig = inspect.signature(karcher_mean).parameters
+    assert vp.KARCHER_TOL == sig["tol"].default
+    assert vp.KARCHER_MAX_ITER == sig["max_iter"].default
+
+
+@pytest.mark.parametrize("method", ["rfedsvrg", "rfedavg", "rfedprox"])
+def test_kpca_with_the_polar_retraction_a_longer_run_agrees(method):
+    """002 section 5's setting in small: St(10, 3), N = 5 agents of 20 records, k = 3, tau = 5,
+    maps="retraction", 15 rounds, option 2 for RFedSVRG; Karcher aggregation for RFedAvg.
+    Every 5th iterate, the output and the Generator state agree with the reference."""
+    rng = np.random.default_rng(11)
+    Z = [rng.standard_normal((20, 10)) * np.linspace(1.0, 0.2, 10) / math.sqrt(200) for _ in range(5)]
+    P_ref, P_ver = RefStiefelKPCA(Z, 3), StiefelKPCA(Z, 3)
+    x0 = Stiefel(10, 3).random_point(rng)
+    kw = dict(maps="retraction", record_every=5, keep_iterates=True)
+    args = (15, 3, 0.5, 5)
+    if method == "rfedsvrg":
+        kw["option"] = 2
+    if method == "rfedavg":
+        kw["aggregation"] = "karcher"
+    if method == "rfedprox":
+        args = args + (0.3,)
+    r_ref, r_ver = np.random.default_rng(2), np.random.default_rng(2)
+    a = getattr(ref, method)(P_ref, x0, *args, r_ref, **kw)
+    b = getattr(ver, method)(P_ver, x0, *args, r_ver, **kw)
+    assert a.history.rounds == b.history.rounds == [0, 5, 10, 15]
+    for xa, xb in zip(a.history.iterates, b.history.iterates, strict=True):
+        np.testing.assert_allclose(xb, xa, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(b.history.dist_to_opt, a.history.dist_to_opt, rtol=1e-9, atol=1e-9)
+    assert a.history.dist_to_opt[-1] < a.history.dist_to_opt[0]  # the run does make progress
+    assert r_ref.bit_generator.state == r_ver.bit_generator.state
+
+
+def test_failures_inside_the_stiefel_loop_raise_value_error():
+    """An overflowing step raises ValueError in the fused Stiefel loops (no NaN, no crash), as in the reference."""
+    rng = np.random.default_rng(0)
+    Z = [rng.standard_normal((3, 4))]
+    P = StiefelKPCA(Z, 2)
+    x0 = Stiefel(4, 2).random_point(rng)
+    for maps in ("retraction", "exp"):
+        with pytest.raises(ValueError, match="Stiefel \\(verified loops\\): a step V has .* not finite"):
+            ver.rfedavg(P, x0, 2, 1, 1e300, 1, np.random.default_rng(0), maps=maps)
+    with pytest.raises(ValueError, match="not finite"):
+        vrgd.rgd(P, x0, 1e300, 2, maps="retraction")
+    with pytest.raises(ValueError), np.errstate(over="ignore"):
+        ref.rfedavg(RefStiefelKPCA(Z, 2), x0, 2, 1, 1e300, 1, np.random.default_rng(0), maps="retraction")

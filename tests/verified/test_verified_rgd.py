@@ -14,18 +14,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prirfed.reference.manifolds import SPD, Sphere
+from prirfed.reference.manifolds import SPD, Sphere, Stiefel
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean as RefSPDFrechetMean
 from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
+from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
 from prirfed.reference.trainers import rgd as ref
-from prirfed.verified.problems import SPDFrechetMean, SpherePCA
+from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
 from prirfed.verified.trainers import rgd as ver
 
 
 def make_problems(kind, N, seed):
-    """(reference problem, verified problem, x0, data scale) on the same data."""
+    """(reference problem, verified problem, x0, data scale) on the same data (Stiefel kPCA as in
+    test_verified_rfed.make_problems)."""
     rng = np.random.default_rng(seed)
     sizes = [int(rng.integers(1, 5)) for _ in range(N)]
+    if kind == "stiefel":
+        d = int(rng.integers(3, 6))
+        r = int(rng.integers(1, d))
+        sizes[0] = max(sizes[0], r)
+        Z = [rng.standard_normal((k, d)) / math.sqrt(d * k) for k in sizes]
+        return RefStiefelKPCA(Z, r), StiefelKPCA(Z, r), Stiefel(d, r).random_point(rng)
     if kind == "sphere":
         D = int(rng.integers(2, 5))
         Z = [rng.standard_normal((k, D)) / math.sqrt(D) for k in sizes]
@@ -59,7 +67,8 @@ def dp_configurations(draw):
     n = sum(P_ref.sizes)
     kw = dict(output=draw(st.sampled_from([1, 2, 3])), tau=draw(st.sampled_from([math.inf, 0.3, 1.0])),
               averaging=draw(st.sampled_from(["convex", "strongly_convex"])), record_every=draw(st.integers(1, 2)),
-              keep_iterates=True, lipschitz=draw(st.sampled_from([None, 5.0])))
+              keep_iterates=True, lipschitz=draw(st.sampled_from([None, 5.0])),
+              maps=draw(st.sampled_from(["exp", "retraction"])) if kind == "sphere" else "exp")
     b = draw(st.integers(1, n))
     sigma = draw(st.sampled_from([0.0, 0.05, 0.2]))
     alpha = draw(st.sampled_from([0.05, 0.2]))
@@ -82,13 +91,15 @@ def test_dp_rgd_trajectory_event_and_generator_state_equal_reference(cfg):
     assert r_ref.random() == r_ver.random()
 
 
-@given(kind=st.sampled_from(["sphere", "spd"]), seed=st.integers(0, 2**32 - 1), T=st.integers(0, 5),
-       record_every=st.integers(1, 3), decreasing=st.booleans())
-def test_rgd_fixed_step_trajectory_equals_reference(kind, seed, T, record_every, decreasing):
+@given(kind=st.sampled_from(["sphere", "spd", "stiefel"]), seed=st.integers(0, 2**32 - 1), T=st.integers(0, 5),
+       record_every=st.integers(1, 3), decreasing=st.booleans(), retraction=st.booleans())
+def test_rgd_fixed_step_trajectory_equals_reference(kind, seed, T, record_every, decreasing, retraction):
+    """Sphere PCA, SPD Frechet mean, Stiefel kPCA; maps="retraction" drawn on the sphere and Stiefel."""
     P_ref, P_ver, x0 = make_problems(kind, 3, seed)
     alpha = [0.1 / (t + 1) for t in range(T)] if decreasing else 0.1
-    a = ref.rgd(P_ref, x0, alpha, T, record_every=record_every, keep_iterates=True)
-    b = ver.rgd(P_ver, x0, alpha, T, record_every=record_every, keep_iterates=True)
+    maps = "retraction" if retraction and kind != "spd" else "exp"
+    a = ref.rgd(P_ref, x0, alpha, T, record_every=record_every, keep_iterates=True, maps=maps)
+    b = ver.rgd(P_ver, x0, alpha, T, record_every=record_every, keep_iterates=True, maps=maps)
     assert_same_history(a, b, scale_of(P_ref, x0))
     assert a.info == b.info
 
@@ -132,12 +143,17 @@ def test_dp_rgd_draw_count_replayed_by_hand():
 
 
 def test_refusals_and_bad_input_raise_naming_the_trainer():
+    from prirfed.verified.problems import StiefelKPCA
+
     P = SpherePCA([np.ones((2, 2))])
+    K = StiefelKPCA([np.eye(3)], 1)
     x = np.array([1.0, 0.0])
     rng = np.random.default_rng(0)
     cases = [
         (lambda: ver.rgd(P, x, 0.1, 2, armijo=True), r"rgd \(verified\): the Armijo line search is reference-only"),
-        (lambda: ver.rgd(P, x, 0.1, 2, maps="retraction"), r"rgd \(verified\): only maps='exp'"),
+        (lambda: ver.rgd(P, x, 0.1, 2, maps="qr"), r"rgd \(verified\): maps must be 'exp' or 'retraction'"),
+        (lambda: ver.dp_rgd(K, K.manifold.random_point(rng), 0.1, 2, 1, 0.1, rng),
+         r"dp_rgd \(verified\): Stiefel kPCA is fused only in rgd and the 002 trainers"),
         (lambda: ver.rgd(P, x, -0.1, 2), r"rgd \(verified\): step sizes must be positive"),
         (lambda: ver.rgd(P, np.array([1.0, 1.0]), 0.1, 2), r"rgd \(verified\)"),
         (lambda: ver.dp_rgd(P, x, 0.1, 2, 3, 0.1, rng), r"dp_rgd \(verified\): b must be in \[1, 2\]"),

@@ -67,26 +67,39 @@ from prirfed.verified.problems.hsp import hsp_rgrad_kernel
 from prirfed.verified.problems.spd_frechet import spd_frechet_rgrad_kernel
 from prirfed.verified.problems.sphere_pca import sphere_pca_rgrad_kernel
 
-__all__ = ["prirfed", "prirfed_loop", "sample_without_replacement_kernel", "problem_arrays", "fused_settings_only", "GEOM_SPHERE",
+__all__ = ["prirfed", "prirfed_loop", "sample_without_replacement_kernel", "problem_arrays", "fused_settings_only",
+           "mega_loop_only", "GEOM_SPHERE", "GEOM_SPHERE_RETR", "GEOM_STIEFEL", "GEOM_STIEFEL_RETR", "PROB_STIEFEL_KPCA",
+           "AGG_TANGENT", "AGG_KARCHER",
            "GEOM_SPD", "GEOM_LORENTZ", "PROB_SPHERE_PCA", "PROB_SPD_FRECHET", "PROB_HSP"]
 
 # Literals (Numba freezes module globals into its on-disk cache).
 GEOM_SPHERE = 0
 GEOM_SPD = 1
 GEOM_LORENTZ = 2
+GEOM_SPHERE_RETR = 3  # the sphere seen through its retraction (maps="retraction"): Exp := retr, Log := inv_retr
+GEOM_STIEFEL = 4  # St(d, r), maps="exp": fused in prirfed.verified.trainers.stiefel (its own loops)
+GEOM_STIEFEL_RETR = 5  # St(d, r), maps="retraction" (polar pair): idem
 PROB_SPHERE_PCA = 0
 PROB_SPD_FRECHET = 1
 PROB_HSP = 2
+PROB_STIEFEL_KPCA = 3
 LOCAL_DP_RSGD = 0
 LOCAL_DP_RSVRG = 1
+AGG_TANGENT = 0  # tangent mean (3.2) of 000 / (8) of 002
+AGG_KARCHER = 1  # Karcher mean (3.1) of 000 / (7) of 002 (reference: aggregation.karcher_mean)
+#: karcher_mean's defaults in reference/trainers/aggregation.py (a test checks they agree)
+KARCHER_TOL = 1e-10
+KARCHER_MAX_ITER = 1000
 
 
 # ---------------------------------------------------------------------------- geometry on flat vectors
 @njit(cache=True, inline="always")
 def _exp(geom, n, x, v):
-    """Exp_x(v)."""
+    """Exp_x(v) (R_x(v) for the retraction codes)."""
     if geom == GEOM_SPHERE:
         return _vsphere.exp_kernel(x, v)
+    if geom == GEOM_SPHERE_RETR:
+        return _vsphere.retr_kernel(x, v)
     if geom == GEOM_LORENTZ:
         return _vlorentz.exp_kernel(x, v)
     return _vspd.exp_kernel(x.reshape((n, n)), v.reshape((n, n))).ravel()
@@ -94,9 +107,11 @@ def _exp(geom, n, x, v):
 
 @njit(cache=True, inline="always")
 def _log(geom, n, x, y):
-    """Exp_x^{-1}(y)."""
+    """Exp_x^{-1}(y) (R_x^{-1}(y) for the retraction codes)."""
     if geom == GEOM_SPHERE:
         return _vsphere.log_kernel(x, y)
+    if geom == GEOM_SPHERE_RETR:
+        return _vsphere.inv_retr_kernel(x, y)
     if geom == GEOM_LORENTZ:
         return _vlorentz.log_kernel(x, y)
     return _vspd.log_kernel(x.reshape((n, n)), y.reshape((n, n))).ravel()
@@ -104,8 +119,8 @@ def _log(geom, n, x, y):
 
 @njit(cache=True, inline="always")
 def _transp(geom, n, x, y, v):
-    """Parallel transport Gamma_x^y v."""
-    if geom == GEOM_SPHERE:
+    """Parallel transport Gamma_x^y v (the retracted sphere keeps the sphere's, as reference Retracted)."""
+    if geom == GEOM_SPHERE or geom == GEOM_SPHERE_RETR:
         return _vsphere.transp_kernel(x, y, v)
     if geom == GEOM_LORENTZ:
         return _vlorentz.transp_kernel(x, y, v)
@@ -115,7 +130,7 @@ def _transp(geom, n, x, y, v):
 @njit(cache=True, inline="always")
 def _norm(geom, n, x, v):
     """||v||_x."""
-    if geom == GEOM_SPHERE:
+    if geom == GEOM_SPHERE or geom == GEOM_SPHERE_RETR:
         return _vsphere.norm_kernel(x, v)
     if geom == GEOM_LORENTZ:
         return _vlorentz.norm_kernel(x, v)
@@ -126,7 +141,7 @@ def _norm(geom, n, x, v):
 def _noise(geom, n, x, sigma, rng):
     """eps ~ N_x(0, sigma^2): one rng.standard_normal(dim), combined with the tangent basis at x
     (reference: local.tangent_noise -> mechanisms.sample_tangent_gaussian)."""
-    if geom == GEOM_SPHERE:
+    if geom == GEOM_SPHERE or geom == GEOM_SPHERE_RETR:
         E = _vsphere.tangent_basis_kernel(x)
     elif geom == GEOM_LORENTZ:
         E = _vlorentz.tangent_basis_kernel(x)
@@ -160,6 +175,33 @@ def _check_finite(x):
     for t in x:
         if not np.isfinite(t):
             raise ValueError("prirfed (verified): an iterate is not finite (the steps overflow: reduce alpha or clip)")
+
+
+@njit(cache=True, inline="always")
+def _aggregate(geom, n, x, uploads, w, aggregation):
+    """The server step from x: the tangent mean (3.2) of 000 / (8) of 002, Exp_x(sum_q w_q Log_x(x_q)),
+    or the Karcher mean (3.1) / (7) by the iteration of reference aggregation.karcher_mean (unit-step
+    Riemannian gradient descent on (1/2) sum_q w_q dist^2(., x_q) from x, stopping at the first
+    iterate with ||sum_q w_q Log(x_q)|| <= KARCHER_TOL, raising after KARCHER_MAX_ITER steps).
+    w is normalised here (w / sum w), as the reference does."""
+    w = w / np.sum(w)
+    D = x.shape[0]
+    if aggregation == AGG_TANGENT:
+        v = np.zeros(D)
+        for q in range(uploads.shape[0]):
+            v = v + w[q] * _log(geom, n, x, uploads[q])
+        return _exp(geom, n, x, v)
+    y = x
+    for it in range(KARCHER_MAX_ITER + 1):
+        g = np.zeros(D)
+        for q in range(uploads.shape[0]):
+            g = g + w[q] * _log(geom, n, y, uploads[q])
+        if _norm(geom, n, y, g) <= KARCHER_TOL:
+            return y
+        if it == KARCHER_MAX_ITER:
+            break
+        y = _exp(geom, n, y, g)
+    raise ValueError("karcher_mean (verified): the gradient norm is still > tol 1e-10 after max_iter = 1000 iterations")
 
 
 # ---------------------------------------------------------------------------- random draws
@@ -237,8 +279,8 @@ def _dp_rsvrg_local(geom, prob, n, x, Z, C, off, N_i, K, m, sigma, tau0, tau1, a
 # ---------------------------------------------------------------------------- the fused loop
 @njit(cache=True)
 def prirfed_loop(geom, prob, n, x0, T, s, alphas, rng, Z, C, offsets, sizes, local, K, bs, m, sigmas,
-                 tau, tau0, tau1, option, local_option, record_every):
-    """Algorithm 1 of 000 (reference: prirfed.prirfed with aggregation="tangent", maps="exp").
+                 tau, tau0, tau1, option, local_option, record_every, aggregation=AGG_TANGENT):
+    """Algorithm 1 of 000 (reference: prirfed.prirfed; maps through ``geom``, aggregation AGG_TANGENT or AGG_KARCHER).
 
     Flat inputs: x0 (D,), Z (sum N_i, D) the samples of all agents stacked, agent i in rows
     offsets[i] .. offsets[i] + sizes[i] - 1, C (sum N_i,) the scale of each sample's gradient (see
@@ -271,12 +313,8 @@ def prirfed_loop(geom, prob, n, x0, T, s, alphas, rng, Z, C, offsets, sizes, loc
                 uploads[q] = _dp_rsvrg_local(geom, prob, n, x, Z, C, offsets[i], sizes[i], K, m, sigmas[i],
                                              tau0, tau1, alphas[t], rng, local_option)
             w[q] = sizes[i]
-        # tangent mean (3.2): x <- Exp_x(sum_q w_q Log_x(x~_q)), w_q = N_q / sum_{S_t} N_k
-        w = w / np.sum(w)
-        v = np.zeros(D)
-        for q in range(s):
-            v = v + w[q] * _log(geom, n, x, uploads[q])
-        x = _exp(geom, n, x, v)
+        # tangent mean (3.2) or Karcher mean (3.1), w_q = N_q / sum_{S_t} N_k
+        x = _aggregate(geom, n, x, uploads, w, aggregation)
         _check_finite(x)
         if option == 2:
             outer[t] = x
@@ -289,17 +327,34 @@ def prirfed_loop(geom, prob, n, x0, T, s, alphas, rng, Z, C, offsets, sizes, loc
 
 
 # ---------------------------------------------------------------------------- public wrapper
-def problem_arrays(where, problem):
-    """(geom, prob, n, Z, C, offsets) of a supported problem for the fused loops, else ``ValueError``
-    naming ``where``: Z (sum N_i, D) the flat samples of all agents stacked in agent order (the pooled
-    order of 001's trainers), C (sum N_i,) the scale of each sample's gradient (sphere PCA c_i, SPD
-    Frechet mean c, HSP alpha_ij(w)), offsets (N,) the first row of each agent."""
+def problem_arrays(where, problem, maps="exp"):
+    """(geom, prob, n, Z, C, offsets) of a supported (problem, maps) pair for the fused loops, else
+    ``ValueError`` naming ``where``: Z (sum N_i, width) the flat samples of all agents stacked in agent
+    order (the pooled order of 001's trainers), C (sum N_i,) the scale of each sample's gradient
+    (sphere PCA c_i, SPD Frechet mean c, HSP alpha_ij(w), Stiefel kPCA c_i), offsets (N,) the first
+    row of each agent. ``maps="retraction"`` is fused on the sphere (GEOM_SPHERE_RETR) and on Stiefel
+    (GEOM_STIEFEL_RETR, polar pair; n = r there, and the loops of
+    :mod:`prirfed.verified.trainers.stiefel` run it)."""
+    if maps not in ("exp", "retraction"):
+        raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
+    from prirfed.reference.manifolds.stiefel import Stiefel as _Stiefel
+    from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as _StiefelKPCA
+
     N_i = [int(k) for k in problem.sizes]
     offsets = np.concatenate([[0], np.cumsum(N_i)[:-1]]).astype(np.int64)
     if isinstance(problem, _SpherePCA) and isinstance(problem.manifold, _Sphere):
         Z = np.ascontiguousarray(np.concatenate(problem.Z, axis=0), dtype=np.float64)
         C = np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
-        return GEOM_SPHERE, PROB_SPHERE_PCA, 0, Z, C, offsets
+        return GEOM_SPHERE if maps == "exp" else GEOM_SPHERE_RETR, PROB_SPHERE_PCA, 0, Z, C, offsets
+    if isinstance(problem, _StiefelKPCA) and isinstance(problem.manifold, _Stiefel):
+        Z = np.ascontiguousarray(np.concatenate(problem.Z, axis=0), dtype=np.float64)
+        C = np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
+        return (GEOM_STIEFEL if maps == "exp" else GEOM_STIEFEL_RETR, PROB_STIEFEL_KPCA, int(problem.r), Z, C,
+                offsets)
+    if maps != "exp":
+        if isinstance(problem, (_SPDFrechetMean, _HSP)):
+            raise ValueError(f"{where}: maps='retraction' is fused only on the sphere and Stiefel (got "
+                             f"{type(problem).__name__} on {type(problem.manifold).__name__}); use the reference")
     if isinstance(problem, _SPDFrechetMean) and isinstance(problem.manifold, _SPD):
         n = int(problem.n)
         Z = np.ascontiguousarray(np.concatenate(problem.Z, axis=0).reshape(sum(N_i), n * n), dtype=np.float64)
@@ -308,22 +363,32 @@ def problem_arrays(where, problem):
         Z = np.ascontiguousarray(np.concatenate(problem.Y, axis=0), dtype=np.float64)
         C = np.ascontiguousarray(np.concatenate([np.asarray(a, dtype=np.float64) for a in problem.alpha]))
         return GEOM_LORENTZ, PROB_HSP, 0, Z, C, offsets
-    raise ValueError(f"{where}: the verified trainers support SpherePCA, SPDFrechetMean and "
-                     f"HyperbolicStructuredPrediction (got {type(problem).__name__} on "
+    raise ValueError(f"{where}: the verified trainers support SpherePCA, SPDFrechetMean, "
+                     f"HyperbolicStructuredPrediction and StiefelKPCA (got {type(problem).__name__} on "
                      f"{type(problem.manifold).__name__})")
 
 
-def fused_settings_only(where, reference, rng=None, *, maps="exp", aggregation="tangent"):
+def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", karcher=True):
     """Refuse, with a ValueError naming the reference module to use instead, the settings the fused
-    loops do not implement (Karcher aggregation, retractions) and a ``rng`` that is not a
-    ``numpy.random.Generator`` (``rng=None``: the trainer draws nothing)."""
-    if aggregation != "tangent":
-        raise ValueError(f"{where}: only aggregation='tangent' is fused (got {aggregation!r}); "
+    loops do not implement (``karcher=False``: the Karcher aggregation) and a ``rng`` that is not a
+    ``numpy.random.Generator`` (``rng=None``: the trainer draws nothing). Returns the aggregation
+    code. (Which maps are fused depends on the problem: :func:`problem_arrays` decides.)"""
+    if aggregation not in ("tangent", "karcher"):
+        raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
+    if aggregation == "karcher" and not karcher:
+        raise ValueError(f"{where}: only aggregation='tangent' is fused here (got {aggregation!r}); "
                          f"use {reference} for 'karcher'")
-    if maps != "exp":
-        raise ValueError(f"{where}: only maps='exp' is fused (got {maps!r}); use {reference} for 'retraction'")
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise ValueError(f"{where}: rng must be a numpy.random.Generator (got {type(rng).__name__})")
+    return AGG_TANGENT if aggregation == "tangent" else AGG_KARCHER
+
+
+def mega_loop_only(where, geom, reference):
+    """The loops of this module and of rgd.dp_rgd run the sphere, SPD and Lorentz codes; Stiefel runs
+    in :mod:`prirfed.verified.trainers.stiefel` (RGD, RFedSVRG/Avg/Prox) only."""
+    if geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
+        raise ValueError(f"{where}: Stiefel kPCA is fused only in rgd and the 002 trainers "
+                         f"(rfedsvrg/rfedavg/rfedprox); use {reference}")
 
 
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
@@ -331,10 +396,11 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
             record_every=1, keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.prirfed.prirfed` (Algorithm 1 of 000):
     same parameters, defaults, draws and result; the T rounds run in :func:`prirfed_loop`.
-    Only ``aggregation="tangent"`` and ``maps="exp"`` (others raise ``ValueError``)."""
+    Both aggregations; ``maps="retraction"`` on the sphere only; Stiefel kPCA raises ``ValueError``."""
     where = "prirfed (verified)"
-    fused_settings_only(where, "prirfed.reference.trainers.prirfed", rng, maps=maps, aggregation=aggregation)
-    geom, prob, n, Z, C, offsets = problem_arrays(where, problem)
+    agg = fused_settings_only(where, "prirfed.reference.trainers.prirfed", rng, aggregation=aggregation)
+    geom, prob, n, Z, C, offsets = problem_arrays(where, problem, maps)
+    mega_loop_only(where, geom, "prirfed.reference.trainers.prirfed")
     M = problem.manifold
     N = problem.N
     T = check_int(where, "T", T)
@@ -368,7 +434,7 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     R, x_out = prirfed_loop(geom, prob, n, np.ascontiguousarray(x, dtype=np.float64).ravel(), T, s, alphas, rng,
                             Z, C, offsets, sizes, LOCAL_DP_RSGD if local == "dp_rsgd" else LOCAL_DP_RSVRG,
                             K, bs, m, sigmas, float(tau), float(tau0), float(tau1), int(option), int(local_option),
-                            record_every)
+                            record_every, agg)
     shape = tuple(M.ambient_shape)
     rounds = [0] + [t + 1 for t in range(T) if (t + 1) % record_every == 0 or t + 1 == T]
     hist = History()

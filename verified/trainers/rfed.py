@@ -29,7 +29,18 @@ from numba import njit
 from prirfed.reference.trainers.base import History, TrainResult, check_int
 from prirfed.reference.trainers.prirfed import _per_agent
 
-from .prirfed import _exp, _log, _transp, fused_settings_only, problem_arrays, sample_without_replacement_kernel
+from .prirfed import (
+    GEOM_STIEFEL,
+    GEOM_STIEFEL_RETR,
+    AGG_TANGENT,
+    _aggregate,
+    _exp,
+    _log,
+    _transp,
+    fused_settings_only,
+    problem_arrays,
+    sample_without_replacement_kernel,
+)
 from .rgd import _agent_grad, _all_finite, full_grad_kernel
 
 __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "federated_loop", "METHOD_SVRG", "METHOD_AVG", "METHOD_PROX"]
@@ -41,9 +52,9 @@ METHOD_PROX = 2
 
 @njit(cache=True)
 def federated_loop(geom, prob, n, x0, T, k, etas, taus, rng, Z, C, offsets, sizes, ps, method, option,
-                   size_weights, mu, record_every):
-    """Algorithms 1-3 of 002 with the tangent space consensus (reference: rfed._federated with
-    aggregation="tangent", maps="exp"). Returns (R, x_out): the iterates at rounds 0 and t + 1 with
+                   size_weights, mu, record_every, aggregation=AGG_TANGENT):
+    """Algorithms 1-3 of 002 (reference: rfed._federated; maps through ``geom``, the tangent space
+    consensus (8) or the Karcher mean (7) by ``aggregation``). Returns (R, x_out): the iterates at rounds 0 and t + 1 with
     (t + 1) % record_every == 0 or t + 1 == T, and the output (option 1: x_T; option 2: x_t with
     t = rng.integers(1, T + 1))."""
     D = x0.shape[0]
@@ -86,12 +97,8 @@ def federated_loop(geom, prob, n, x0, T, k, etas, taus, rng, Z, C, offsets, size
                 pick = rng.integers(1, taus[i] + 1)
             uploads[q] = path[pick - 1]
             w[q] = sizes[i] if size_weights else 1.0
-        # tangent space consensus (8) / tangent mean (3.2)
-        w = w / np.sum(w)
-        v = np.zeros(D)
-        for q in range(k):
-            v = v + w[q] * _log(geom, n, x, uploads[q])
-        x = _exp(geom, n, x, v)
+        # tangent space consensus (8) / tangent mean (3.2), or the Karcher mean (7) / (3.1)
+        x = _aggregate(geom, n, x, uploads, w, aggregation)
         if not _all_finite(x):
             raise ValueError("rfed (verified): a server iterate is not finite")
         if option == 2:
@@ -106,8 +113,8 @@ def federated_loop(geom, prob, n, x0, T, k, etas, taus, rng, Z, C, offsets, size
 
 def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
          keep_iterates, maps, mu=0.0):
-    fused_settings_only(where, "prirfed.reference.trainers.rfed", rng, maps=maps, aggregation=aggregation)
-    geom, prob, n, Z, C, offsets = problem_arrays(where, problem)
+    agg = fused_settings_only(where, "prirfed.reference.trainers.rfed", rng, aggregation=aggregation)
+    geom, prob, n, Z, C, offsets = problem_arrays(where, problem, maps)
     M = problem.manifold
     N = problem.N
     T = check_int(where, "T", T)
@@ -125,10 +132,18 @@ def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, w
     taus = taus.astype(np.int64)
     record_every = check_int(where, "record_every", record_every)
     x = M.check_point(x0, where=where)
-    R, x_out = federated_loop(geom, prob, n, np.ascontiguousarray(x, dtype=np.float64).ravel(), T, k, etas, taus,
-                              rng, Z, C, offsets, np.asarray(problem.sizes, dtype=np.int64),
-                              np.asarray(problem.weights, dtype=np.float64), method, int(option),
-                              weighting == "size", float(mu), record_every)
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    sizes = np.asarray(problem.sizes, dtype=np.int64)
+    ps = np.asarray(problem.weights, dtype=np.float64)
+    if geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
+        from .stiefel import kpca_arrays, stiefel_federated_loop
+
+        R, x_out = stiefel_federated_loop(geom, problem.d, problem.r, x, T, k, etas, taus, rng, kpca_arrays(problem),
+                                          sizes, ps, method, int(option), weighting == "size", float(mu), agg,
+                                          record_every)
+    else:
+        R, x_out = federated_loop(geom, prob, n, x, T, k, etas, taus, rng, Z, C, offsets, sizes, ps, method,
+                                  int(option), weighting == "size", float(mu), record_every, agg)
     shape = tuple(M.ambient_shape)
     rounds = [0] + [t + 1 for t in range(T) if (t + 1) % record_every == 0 or t + 1 == T]
     hist = History()

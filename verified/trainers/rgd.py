@@ -38,7 +38,10 @@ from .prirfed import (
     _log,
     _noise,
     _norm,
+    GEOM_STIEFEL,
+    GEOM_STIEFEL_RETR,
     fused_settings_only,
+    mega_loop_only,
     problem_arrays,
     sample_without_replacement_kernel,
 )
@@ -161,13 +164,14 @@ def _history(problem, rounds, R, keep_iterates):
 def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every=1, keep_iterates=False,
         gtol=0.0, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rgd.rgd` (Riemannian steepest descent,
-    fixed steps): same parameters and result; ``armijo=True`` and ``maps != "exp"`` raise ``ValueError``."""
+    fixed steps): same parameters and result; ``armijo=True`` raises ``ValueError``; Stiefel kPCA runs in
+    :func:`prirfed.verified.trainers.stiefel.stiefel_rgd_loop`."""
     where = "rgd (verified)"
     if armijo:
         raise ValueError(f"{where}: the Armijo line search is reference-only (armijo=True); "
                          "use prirfed.reference.trainers.rgd.rgd")
-    fused_settings_only(where, "prirfed.reference.trainers.rgd", maps=maps)
-    geom, prob, n, Z, C, offsets = problem_arrays(where, problem)
+    fused_settings_only(where, "prirfed.reference.trainers.rgd")
+    geom, prob, n, Z, C, offsets = problem_arrays(where, problem, maps)
     M = problem.manifold
     T = check_int(where, "T", T, 0)
     alphas = step_sizes(where, alpha, T) if T > 0 else np.zeros(0)
@@ -176,9 +180,16 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     if not (gtol >= 0):
         raise ValueError(f"{where}: gtol must be >= 0 (got {gtol!r})")
     x = M.check_point(x0, where=where)
-    R, rounds, stopped = rgd_loop(geom, prob, n, np.ascontiguousarray(x, dtype=np.float64).ravel(), T, alphas, Z, C,
-                                  offsets, np.asarray(problem.sizes, dtype=np.int64),
-                                  np.asarray(problem.weights, dtype=np.float64), gtol, record_every)
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    ps = np.asarray(problem.weights, dtype=np.float64)
+    if geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
+        from .stiefel import kpca_arrays, stiefel_rgd_loop
+
+        R, rounds, stopped = stiefel_rgd_loop(geom, problem.d, problem.r, x, T, alphas, kpca_arrays(problem), ps,
+                                              gtol, record_every)
+    else:
+        R, rounds, stopped = rgd_loop(geom, prob, n, x, T, alphas, Z, C, offsets,
+                                      np.asarray(problem.sizes, dtype=np.int64), ps, gtol, record_every)
     hist = _history(problem, rounds, R, keep_iterates)
     why = None if stopped < 0 else f"||grad f|| <= gtol at iteration {stopped}"
     return TrainResult(x=R[-1].reshape(tuple(M.ambient_shape)), history=hist, info=dict(stopped=why))
@@ -188,10 +199,11 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
            record_every=1, keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rgd.dp_rgd` (Algorithm 1 of 001, outputs
     1-3, batch sampling, optional clipping, tangent Gaussian noise): same parameters, draws and
-    result (history, event, info); ``maps != "exp"`` raises ``ValueError``."""
+    result (history, event, info); Stiefel kPCA and ``maps="retraction"`` off the sphere raise ``ValueError``."""
     where = "dp_rgd (verified)"
-    fused_settings_only(where, "prirfed.reference.trainers.rgd", rng, maps=maps)
-    geom, prob, n, Z, C, offsets = problem_arrays(where, problem)
+    fused_settings_only(where, "prirfed.reference.trainers.rgd", rng)
+    geom, prob, n, Z, C, offsets = problem_arrays(where, problem, maps)
+    mega_loop_only(where, geom, "prirfed.reference.trainers.rgd")
     M = problem.manifold
     T = check_int(where, "T", T)
     n_pool = int(sum(problem.sizes))
