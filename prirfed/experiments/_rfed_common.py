@@ -1,0 +1,457 @@
+"""What the six reproductions of 002 Figures 2-7 share (RFedSVRG vs RFedAvg vs RFedProx).
+
+Not an experiment itself (the leading ``_`` keeps the registry from scanning it). Each figure
+module (``rfed_fig2`` ... ``rfed_fig7``) builds a configuration with :func:`base_config` and a
+list of sweep points ("settings"), and hands :func:`trial_specs`, :func:`run_trial` and
+:func:`report` (closed over its own claims) to :class:`~prirfed.experiments.framework.Experiment`.
+
+One trial = one sweep point and one repetition: one data set (one partition for real data), one
+initial point x_0 drawn from the manifold's uniform distribution, and the three trainers run from
+that same x_0 on that same data (common random numbers; the authors' code draws a fresh x_0 per
+algorithm), each with its own child of the trial's SeedSequence for client sampling. The curves
+recorded per round t = 0..T are those of 002's figures:
+
+- ``grad_norm``: ||grad f(x_t)|| (Riemannian gradient of the global f, 002 Figures 2-7, first row);
+- ``angle``: the sum of the principal angles between span(x_t) and span(x*) (002 section 5 and
+  footnote 3; for r = 1 on the sphere the single angle arccos|<x_t, x*>|, what the authors' code
+  computes as min(dist(x, x*), dist(x, -x*))), x* from ``eigh`` (``problem.optimum()``): the
+  trainers' ``History.dist_to_opt`` (``error_to_optimum``);
+- ``f_gap``: f(x_t) - f*, f* = f(x*) = -(1/2) sum_{k <= r} lambda_k(A), A = (1/n) sum_i A_i (Ky Fan).
+
+Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from prirfed.backend import trainers
+from prirfed.reference.data.real import (
+    MNIST_T10K_IMAGES,
+    MNIST_T10K_LABELS,
+    center,
+    load_digits,
+    load_iris,
+    load_mnist,
+    load_wine,
+    mnist_vectors,
+    shared_data_dir,
+    standardize,
+)
+from prirfed.reference.data.partition import partition_sizes
+from prirfed.reference.data.synthetic import kpca_gaussian_data
+from prirfed.reference.problems.sphere_pca import SpherePCA
+from prirfed.reference.problems.stiefel_kpca import StiefelKPCA
+
+from .framework import Check, mean_and_spread, save_figure, write_csv
+
+__all__ = [
+    "ALGORITHMS",
+    "LABELS",
+    "base_config",
+    "validate",
+    "trial_specs",
+    "load_records",
+    "mnist_source",
+    "make_problem",
+    "step_sizes_for",
+    "real_setting",
+    "standard_checks",
+    "run_trial",
+    "curves",
+    "finals",
+    "write_outputs",
+    "claim_svrg_best",
+    "claim_svrg_decreases",
+]
+
+#: The three trainers of 002 section 5, in the order of the authors' legends.
+ALGORITHMS = ("rfedavg", "rfedprox", "rfedsvrg")
+LABELS = {"rfedavg": "RFedAvg", "rfedprox": "RFedProx", "rfedsvrg": "RFedSVRG"}
+METRICS = ("grad_norm", "angle", "f_gap")
+PROBLEMS = ("sphere_pca", "stiefel_kpca")
+DATASETS = ("gaussian", "iris", "wine", "mnist", "digits")
+ETA_UNITS = ("absolute", "1/L_max")
+PREPROCESS = ("none", "center", "standardize")
+
+
+def base_config(mode: str, seed: int, backend: str, **kw) -> dict:
+    """The keys every figure's configuration has (JSON-serialisable)."""
+    return dict(mode=mode, seed=seed, backend=backend, **kw)
+
+
+def _int(where, name, v, low):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+        raise ValueError(f"{where}: {name} must be an integer >= {low} (got {v!r})")
+    return int(v)
+
+
+def _pos(where, name, v, allow_zero=False):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{where}: {name} must be a {'non-negative' if allow_zero else 'positive'} finite number (got {v!r})")
+    return float(v)
+
+
+def validate(where: str, config: dict) -> None:
+    """Every setting of a figure's configuration, with a ValueError naming what is wrong."""
+    if config["problem"] not in PROBLEMS:
+        raise ValueError(f"{where}: problem must be one of {PROBLEMS} (got {config['problem']!r})")
+    if config["data"] not in DATASETS:
+        raise ValueError(f"{where}: data must be one of {DATASETS} (got {config['data']!r})")
+    if config["maps"] not in ("exp", "retraction"):
+        raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {config['maps']!r})")
+    if config["preprocess"] not in PREPROCESS:
+        raise ValueError(f"{where}: preprocess must be one of {PREPROCESS} (got {config['preprocess']!r})")
+    if config["eta_unit"] not in ETA_UNITS:
+        raise ValueError(f"{where}: eta_unit must be one of {ETA_UNITS} (got {config['eta_unit']!r})")
+    _int(where, "repeats", config["repeats"], 1)
+    d = _int(where, "d", config["d"], 2)
+    r = _int(where, "r", config["r"], 1)
+    if r >= d:
+        raise ValueError(f"{where}: r must be < d (got r = {r}, d = {d})")
+    if config["problem"] == "sphere_pca" and r != 1:
+        raise ValueError(f"{where}: PCA (4) on the sphere has r = 1 (got r = {r})")
+    sweep = config["sweep"]
+    if not isinstance(sweep, list) or not sweep:
+        raise ValueError(f"{where}: sweep must be a non-empty list of settings (got {sweep!r})")
+    for j, s in enumerate(sweep):
+        w = f"{where}: sweep[{j}]"
+        if not isinstance(s, dict) or set(s) != {"label", "n", "k", "T", "tau", "eta", "mu"}:
+            raise ValueError(f"{w} must be a dict with keys label, n, k, T, tau, eta, mu (got {s!r})")
+        n = _int(w, "n (agents)", s["n"], 1)
+        k = _int(w, "k (clients per round)", s["k"], 1)
+        if k > n:
+            raise ValueError(f"{w}: k must be <= n (got k = {k}, n = {n})")
+        _int(w, "T (rounds)", s["T"], 1)
+        _pos(w, "mu", s["mu"], allow_zero=True)
+        for key in ("tau", "eta"):
+            if not isinstance(s[key], dict) or set(s[key]) != set(ALGORITHMS):
+                raise ValueError(f"{w}: {key} must map each of {ALGORITHMS} to a value (got {s[key]!r})")
+        for a in ALGORITHMS:
+            _int(w, f"tau[{a}]", s["tau"][a], 1)
+            _pos(w, f"eta[{a}]", s["eta"][a])
+        if config["data"] == "gaussian":
+            total = _int(where, "total (data points)", config["total"], 1)
+            if total % n:
+                raise ValueError(f"{w}: {total} data points do not split equally into n = {n} agents "
+                                 f"(remainder {total % n}; 002: 'each of which contains equal number of data')")
+
+
+def trial_specs(where: str, config: dict) -> list:
+    validate(where, config)
+    return [dict(setting=j, label=s["label"], rep=r) for j, s in enumerate(config["sweep"]) for r in range(config["repeats"])]
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def load_records(config: dict):
+    """The real data set's records (rows) and a sentence saying where they came from.
+
+    Iris and Wine: scikit-learn's bundled copies (002's [10]). MNIST: the 10,000 t10k images from
+    the shared data folder (002 used the 60,000 training images), pixels / 255; without the files,
+    scikit-learn's 8x8 digits (d = 64) instead, said in the returned sentence. Records are centred
+    (``center``: the principal directions of a data set are those of its centred covariance;
+    002 does not say, our choice) when ``config["preprocess"] == "center"``; columns also scaled
+    to unit variance with ``"standardize"`` (Wine, whose 13 features differ in scale by 10^4).
+    """
+    data = config["data"]
+    if data == "iris":
+        X, src = load_iris()[0], "Iris (150 x 4, scikit-learn's bundled copy)"
+    elif data == "wine":
+        X, src = load_wine()[0], "Wine (178 x 13, scikit-learn's bundled copy)"
+    elif data == "digits":
+        X, src = load_digits()[0] / 16.0, "scikit-learn's 8x8 digits (1,797 x 64, pixels / 16)"
+    elif data == "mnist":
+        root, src = mnist_source()
+        if root is not None:
+            images, _ = load_mnist(root / MNIST_T10K_IMAGES, root / MNIST_T10K_LABELS)
+            X = mnist_vectors(images, scale=255.0)
+        else:
+            X = load_digits()[0] / 16.0
+    else:
+        raise ValueError(f"load_records: data {data!r} is not a real data set")
+    pre = config["preprocess"]
+    if pre == "center":
+        X = center(X)
+    elif pre == "standardize":
+        X = standardize(X)
+    return X, src
+
+
+def mnist_source():
+    """(shared data folder or None, sentence): whether the MNIST t10k files are there (nothing is read)."""
+    root = shared_data_dir()
+    if root is not None and (root / MNIST_T10K_IMAGES).is_file() and (root / MNIST_T10K_LABELS).is_file():
+        return root, "MNIST t10k (10,000 x 784, pixels / 255) from the shared data folder; 002 used the 60,000 training images"
+    return None, ("FALLBACK: the MNIST files are absent from the shared data folder, so scikit-learn's 8x8 digits "
+                  "(1,797 x 64, pixels / 16) stand in for MNIST (d = 64, not 784)")
+
+
+def _split_sizes(n_records: int, n: int) -> np.ndarray:
+    """n agents of sizes differing by at most one, using every record (Wine: 178 = 8 x 18 + 2 x 17)."""
+    return np.array([len(b) for b in np.array_split(np.arange(n_records), n)], dtype=np.int64)
+
+
+def make_problem(config: dict, setting: dict, rng: np.random.Generator):
+    """The federated problem of one trial: 002 (4) on S^(d-1) or (3) on St(d, r), f_i = -(1/2) tr(X^T A_i X).
+
+    Gaussian data (002 section 5.2): n agents, X_i in R^(d x p) with N(0, 1) entries, p = total / n,
+    A_i = X_i X_i^T (``kpca_gaussian_data``; records are the columns of X_i). Real data: a
+    uniformly random partition into n agents of sizes differing by at most one.
+    """
+    n = setting["n"]
+    d = config["d"]
+    if config["data"] == "gaussian":
+        kd = kpca_gaussian_data(n, config["total"] // n, d, rng)
+        Z = [Xi.T for Xi in kd.X]
+    else:
+        X, _ = load_records(config)
+        if X.shape[1] != d:
+            raise ValueError(f"make_problem: the data have d = {X.shape[1]} features but the configuration says d = {d}")
+        if X.shape[0] < n:
+            raise ValueError(f"make_problem: {X.shape[0]} records cannot fill n = {n} agents")
+        parts = partition_sizes(X.shape[0], _split_sizes(X.shape[0], n), rng)
+        Z = [X[p] for p in parts]
+    if config["problem"] == "sphere_pca":
+        return CachedSpherePCA(Z, paper="002")
+    return CachedStiefelKPCA(Z, config["r"])
+
+
+class _CachedOptimum:
+    """Caches A, its eigenvalues and the optimum of a problem whose data never change.
+
+    The trainers' ``History`` records the angle to the optimum every round through
+    ``angle_to_optimum``/``angles_to_optimum``, which call ``optimum()``: an ``eigh`` of the d x d
+    matrix A (and, for the sphere, A rebuilt from all n agents) per round. The values are the
+    parent class's, computed once.
+    """
+
+    _cache: dict
+
+    def _cached(self, key, compute):
+        cache = self.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
+    @property
+    def A(self):
+        return self._cached("A", lambda: super(_CachedOptimum, self).A)
+
+    def eigenvalues(self):
+        return self._cached("eigenvalues", lambda: super(_CachedOptimum, self).eigenvalues()).copy()
+
+    def optimum(self):
+        return self._cached("optimum", lambda: super(_CachedOptimum, self).optimum()).copy()
+
+
+class CachedSpherePCA(_CachedOptimum, SpherePCA):
+    """:class:`SpherePCA` with A, eigenvalues and optimum computed once, and the global f and
+    grad f through the cached A (one d x d product instead of a Python loop over n agents):
+    ``SpherePCA.A`` = sum_i p_i (c_i / N_i) Z_i^T Z_i, so f(x) = -x^T A x and the Euclidean
+    gradient is -2 A x (the per-agent forms summed with the weights p_i)."""
+
+    def _f(self, x) -> float:
+        return -float(x @ (self.A @ x))
+
+    def _rgrad(self, x):
+        return self.manifold.proj(x, -2.0 * (self.A @ x))
+
+
+class CachedStiefelKPCA(_CachedOptimum, StiefelKPCA):
+    """:class:`StiefelKPCA` with A, eigenvalues and optimum computed once, and the global f and
+    grad f through the cached A = sum_i p_i A_i: f(X) = -(1/2) tr(X^T A X), Euclidean gradient -A X."""
+
+    def _f(self, x) -> float:
+        return -0.5 * float(np.sum(x * (self.A @ x)))
+
+    def _rgrad(self, x):
+        return self.manifold.proj(x, -(self.A @ x))
+
+
+def step_sizes_for(config: dict, setting: dict, problem) -> dict:
+    """eta per algorithm: the configured numbers (``eta_unit = "absolute"``), or those numbers
+    divided by L_max = max_i lambda_max(A_i), the largest agent smoothness constant (``"1/L_max"``)."""
+    if config["eta_unit"] == "absolute":
+        return {a: float(setting["eta"][a]) for a in ALGORITHMS}
+    # lambda_max(A_i) = lambda_max(Z_i^T Z_i) = sigma_max(Z_i)^2 (records as the rows of Z_i)
+    L_max = max(float(np.linalg.norm(Z, 2)) ** 2 for Z in problem.Z)
+    return {a: float(setting["eta"][a]) / L_max for a in ALGORITHMS}
+
+
+def real_setting(label: str, n: int, k: int, T: int, tau: int, c: float, mu: float) -> dict:
+    """A sweep point of the real-data figures (002 section 5.3): the same tau and the same step
+    eta = c / L_max for the three algorithms (002 prints no step sizes for Figures 5-7 and the
+    authors' public code has no real-data script: our choice)."""
+    return dict(label=label, n=n, k=k, T=T, tau={a: tau for a in ALGORITHMS}, eta={a: c for a in ALGORITHMS}, mu=mu)
+
+
+# ----------------------------------------------------------------------------- one trial
+
+
+def run_trial(config: dict, spec: dict, seq) -> dict:
+    setting = config["sweep"][spec["setting"]]
+    data_seq, x0_seq, *alg_seqs = seq.spawn(2 + len(ALGORITHMS))
+    problem = make_problem(config, setting, np.random.default_rng(data_seq))
+    x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
+    lam = problem.eigenvalues()
+    # f* = f(x*) (Ky Fan; each problem class has its own scaling of A, so evaluate f itself)
+    f_star = float(problem.f(problem.optimum()))
+    etas = step_sizes_for(config, setting, problem)
+    tr = trainers(config["backend"])
+    out = dict(f_star=f_star, eta=etas, eigengap=float(lam[config["r"] - 1] - lam[config["r"]]))
+    for a, s in zip(ALGORITHMS, alg_seqs):
+        rng = np.random.default_rng(s)
+        common = dict(problem=problem, x0=x0, T=setting["T"], k=setting["k"], eta=etas[a], tau=setting["tau"][a],
+                      rng=rng, maps=config["maps"])
+        if a == "rfedprox":
+            res = tr.rfedprox(mu=float(setting["mu"]), **common)
+        else:
+            res = getattr(tr, a)(**common)
+        h = res.history
+        out[a] = dict(
+            grad_norm=[float(g) for g in h.grad_norm],
+            angle=[float(a) for a in h.dist_to_opt],  # error_to_optimum: the (sum of) principal angle(s)
+            f_gap=[float(f) - f_star for f in h.f],
+        )
+    return out
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def curves(config: dict, results: list) -> dict:
+    """{(setting, algorithm, metric): (mean over runs per round, spread per round)}."""
+    specs = trial_specs("report", config)
+    out = {}
+    for j, s in enumerate(config["sweep"]):
+        rs = [r for sp, r in zip(specs, results) if sp["setting"] == j]
+        for a in ALGORITHMS:
+            for m in METRICS:
+                arr = np.array([r[a][m] for r in rs], dtype=np.float64)
+                mean = arr.mean(axis=0)
+                std = arr.std(axis=0, ddof=1) if arr.shape[0] > 1 else np.zeros_like(mean)
+                out[(j, a, m)] = (mean, std)
+    return out
+
+
+def finals(config: dict, results: list) -> list:
+    """Rows (one per setting and algorithm) of the initial and final mean curve values."""
+    specs = trial_specs("report", config)
+    cv = curves(config, results)
+    rows = []
+    for j, s in enumerate(config["sweep"]):
+        rs = [r for sp, r in zip(specs, results) if sp["setting"] == j]
+        f_star, _ = mean_and_spread([r["f_star"] for r in rs])
+        for a in ALGORITHMS:
+            eta, _ = mean_and_spread([r["eta"][a] for r in rs])
+            row = dict(setting=s["label"], algorithm=LABELS[a], n=s["n"], k=s["k"], T=s["T"], tau=s["tau"][a],
+                       eta=eta, mu=float(s["mu"]) if a == "rfedprox" else 0.0, runs=len(rs), f_star=f_star)
+            for m in METRICS:
+                mean, std = cv[(j, a, m)]
+                row[f"{m}_initial"] = float(mean[0])
+                row[f"{m}_final"] = float(mean[-1])
+                row[f"{m}_final_std"] = float(std[-1])
+                row[f"{m}_min"] = float(np.min(mean))
+            rows.append(row)
+    return rows
+
+
+FINAL_COLUMNS = ["setting", "algorithm", "n", "k", "T", "tau", "eta", "mu", "runs", "f_star"] + [
+    f"{m}_{w}" for m in METRICS for w in ("initial", "final", "final_std", "min")]
+
+
+def write_outputs(config: dict, results: list, out, stem: str, title: str, rows_to_plot=("grad_norm", "angle")) -> list:
+    """curves.csv (every round, mean and spread over runs), final.csv, data.txt, and the figure."""
+    cv = curves(config, results)
+    cols = ["setting", "algorithm", "round"] + [f"{m}_{w}" for m in METRICS for w in ("mean", "std")]
+    rows = []
+    for j, s in enumerate(config["sweep"]):
+        for a in ALGORITHMS:
+            T = len(cv[(j, a, "grad_norm")][0])
+            for t in range(T):
+                row = dict(setting=s["label"], algorithm=LABELS[a], round=t)
+                for m in METRICS:
+                    row[f"{m}_mean"] = float(cv[(j, a, m)][0][t])
+                    row[f"{m}_std"] = float(cv[(j, a, m)][1][t])
+                rows.append(row)
+    write_csv(out / "curves.csv", cols, rows)
+    fin = finals(config, results)
+    write_csv(out / "final.csv", FINAL_COLUMNS, fin)
+    _plot(config, cv, out, stem, title, rows_to_plot)
+    return fin
+
+
+_YLABEL = {"grad_norm": "||grad f(x_t)||", "angle": "principal angle(s) to x*", "f_gap": "f(x_t) - f*"}
+_STYLE = {"rfedavg": "--", "rfedprox": "--", "rfedsvrg": "-"}
+
+
+def _plot(config, cv, out, stem, title, rows_to_plot):
+    from matplotlib.figure import Figure
+
+    ncol = len(config["sweep"])
+    nrow = len(rows_to_plot)
+    fig = Figure(figsize=(3.3 * ncol + 0.6, 2.8 * nrow + 0.5))
+    axes = np.atleast_2d(fig.subplots(nrow, ncol, squeeze=False))
+    for j, s in enumerate(config["sweep"]):
+        for i, m in enumerate(rows_to_plot):
+            ax = axes[i, j]
+            for a in ALGORITHMS:
+                mean = cv[(j, a, m)][0]
+                y = np.where(mean > 0, mean, np.nan)  # log scale: exact zeros (an exact optimum) are not drawn
+                ax.plot(np.arange(mean.size), y, _STYLE[a], label=LABELS[a])
+            ax.set_yscale("log")
+            ax.set_xlabel("round of communication")
+            if j == 0:
+                ax.set_ylabel(_YLABEL[m])
+            if i == 0:
+                ax.set_title(s["label"], fontsize=9)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    save_figure(fig, out, stem)
+
+
+# ----------------------------------------------------------------------------- claims
+
+
+def claim_svrg_best(fin: list, metric: str, factor: float = 1.0) -> tuple[bool, str]:
+    """Per setting: RFedSVRG's final mean value of ``metric`` is below ``factor`` times the
+    smaller final value of RFedAvg and RFedProx."""
+    ok, parts = True, []
+    for label in dict.fromkeys(r["setting"] for r in fin):
+        by = {r["algorithm"]: r[f"{metric}_final"] for r in fin if r["setting"] == label}
+        other = min(by["RFedAvg"], by["RFedProx"])
+        good = by["RFedSVRG"] < factor * other
+        ok &= good
+        parts.append(f"{label}: SVRG {by['RFedSVRG']:.3g} vs Avg {by['RFedAvg']:.3g}, Prox {by['RFedProx']:.3g}")
+    return bool(ok), "; ".join(parts)
+
+
+def claim_svrg_decreases(fin: list, metric: str, ratio: float) -> tuple[bool, str]:
+    """Per setting: RFedSVRG's final mean value of ``metric`` is at most ``ratio`` times its initial value."""
+    ok, parts = True, []
+    for r in fin:
+        if r["algorithm"] != "RFedSVRG":
+            continue
+        q = r[f"{metric}_final"] / r[f"{metric}_initial"] if r[f"{metric}_initial"] > 0 else 0.0
+        ok &= q <= ratio
+        parts.append(f"{r['setting']}: final/initial = {q:.2e}")
+    return bool(ok), "; ".join(parts) + f" (shown if <= {ratio:g})"
+
+
+def standard_checks(fin: list, claim_text: str, metrics=("grad_norm", "angle"), factor: float = 0.1,
+                    ratio: float = 1e-3) -> list:
+    """The checks shared by the figures: for each metric RFedSVRG ends lowest by a clear margin
+    (``factor``) and decreases the metric by ``ratio`` of its initial value."""
+    checks = []
+    for m in metrics:
+        ok, ev = claim_svrg_best(fin, m, factor)
+        checks.append(Check(f"{claim_text} [{_YLABEL[m]}: RFedSVRG ends below {factor:g} x the better of RFedAvg/RFedProx]",
+                            ok, ev))
+        ok, ev = claim_svrg_decreases(fin, m, ratio)
+        checks.append(Check(f"RFedSVRG decreases {_YLABEL[m]} efficiently (to <= {ratio:g} of its initial value)", ok, ev))
+    return checks
