@@ -36,6 +36,9 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 # _generated/ is included by pages; reproduced/ holds experiment outputs (shown by reproduced.md)
 exclude_patterns = ["_build", "_generated", "reproduced", ".venv*"]
 html_theme = "alabaster"
+html_theme_options = {"page_width": "1300px", "sidebar_width": "220px"}
+html_static_path = ["_static"]
+html_css_files = ["prirfed.css"]
 suppress_warnings = ["myst.header"]
 
 # one macro file shared with proofs_notes

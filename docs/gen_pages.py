@@ -63,8 +63,8 @@ def accounting_row(N: int = 100, s: int = 1) -> str:
     for r in sn.table_1_row(N, s):
         e, d = sn.theorem_4_2_by_hand(TABLE_1_EPS, TABLE_1_DELTA, N, s, r["T"], TABLE_1_DELTA_HAT)
         pe, pd = printed.get(r["T"], (float("nan"), float("nan")))
-        out.append(f"| {r['T']} | {e:.4g} | {pe:.3g} | {d:.4g} | {pd:.3g} | {r['eps_exact']:.3g} | "
-                   f"{r['eps_advanced']:.3g} ({r['delta_advanced']:.3g}) |")
+        out.append(f"| {r['T']} | {e:#.4g} | {pe:#.3g} | {d:#.4g} | {pd:#.3g} | {r['eps_exact']:#.3g} | "
+                   f"{r['eps_advanced']:#.3g} ({r['delta_advanced']:#.3g}) |")
     out += ["", "Counterexample ($N=2$, $s=1$, $T=1$, randomized response), "
             "$P_D(S)-e^{\\epsilon'}P_{D'}(S)-\\delta'$ with Theorem 4.2's $(\\epsilon',\\delta')$ at $\\hat\\delta=10^{-3}$:", "",
             "| local $\\epsilon$ | gap (positive: the claim fails) |", "|---:|---:|"]
