@@ -18,12 +18,12 @@ code nor the titles' values (session 2; ``proofs_notes/experiment_prirfed_fig1.m
 T are OUR choice, recorded in config.json (``sizes_source``) and in summary.md:
 full N = 10, N_i = 1000, T = 500, 10 tests; quick N = 5, N_i = 1000, T = 200, 2 tests. The
 reasoning (derived in the note): with Z_i = U_i Sigma_i V_i and orthonormal U_i every eigenvalue of
-A_i and tau = L_g scale like 1/N_i, and sigma_i ~ tau / (N_i eps), so the caption's step sizes are
-stable (alpha_t L_g <= 1 needs N_i >~ 50 for column (b)'s alpha_t = 1) and the stationary
-noise-driven error of each column falls like 1/(N_i eps)^2 (columns (a), (c)) or
-1/(N_i^3 eps^2) (column (b)). At N_i = 300 column (b)'s noise floor is at or above a random
-point's error for every eps (no ordering can show); N_i = 1000 puts all three columns below it for
-eps = 0.3 and near it for eps = 0.08, which is the regime the paper's figure describes.
+A_i and tau = L_g scale like 1/N_i, and sigma_i ~ tau / (N_i eps), so the signal-to-noise ratio of a
+local step grows like N_i eps. A rough stationary-noise estimate (note) puts column (b)'s error
+(alpha_t = 1, K = 5, no averaging over agents) below a random point's only from N_i ~ 850 on at
+eps = 0.08, while the step sizes stay stable (at N_i = 1000, L_g ~ 0.05, so alpha_t L_g ~ 0.05 in
+column (b)). Session 1's N_i = 300 showed 2 to 4 of the 7 claims, with columns (b) and (c) hardly
+leaving x^(0); with N_i = 1000, T = 500 the full run (seed 0) shows 5 of the 6 orderings.
 
 One trial = one data set (one "test" of the paper's 10): every (column, eps) run of a trial uses
 the same data and x^(0) (common random numbers), each with its own child of the trial's
