@@ -8,10 +8,10 @@ Both namespaces hold ``prirfed``, ``rgd``, ``dp_rgd``, ``rfedsvrg``, ``rfedavg``
 the signatures of :mod:`prirfed.reference.trainers` (the reference functions themselves for
 ``"reference"``). The verified functions (:mod:`prirfed.verified.trainers`, fused Numba loops,
 proven equal to the reference by ``tests/verified/``) support the tangent-mean and Karcher
-aggregations, fixed-step RGD and the problems sphere PCA, the SPD Frechet mean and HSP on the
-Lorentz model (all trainers), and Stiefel kPCA (RGD, RFedSVRG, RFedAvg, RFedProx); ``maps="exp"``
-everywhere and ``maps="retraction"`` on the sphere and on Stiefel. For any other setting the
-``"verified"`` namespace runs the reference function instead and emits a :class:`BackendFallbackWarning` saying which setting the verified trainer
+aggregations, fixed-step RGD, the problems sphere PCA, the SPD Frechet mean, HSP on the Lorentz
+model and Stiefel kPCA (every trainer), ``maps="exp"`` everywhere and ``maps="retraction"`` on the
+sphere and on Stiefel. For any other setting the ``"verified"`` namespace runs the reference
+function instead and emits a :class:`BackendFallbackWarning` saying which setting the verified trainer
 refuses. The decision is made from the arguments before anything runs (no draw is consumed), so
 a fallback run is exactly the reference run. Invalid inputs are not a fallback: they raise the
 verified trainer's ``ValueError``.
@@ -59,10 +59,9 @@ def _verified(name):
 def refusal(name, arguments):
     """Why the verified ``name`` refuses a call with these (bound, defaults applied) arguments, or
     ``None`` if it accepts it: an unsupported problem, ``maps="retraction"`` off the sphere and
-    Stiefel, Stiefel kPCA in ``prirfed``/``dp_rgd`` (fused only in ``rgd`` and the 002 trainers), or
-    ``armijo=True`` for ``rgd``. Invalid values (an unknown ``maps`` or ``aggregation``) are not
+    Stiefel, or ``armijo=True`` for ``rgd``. Invalid values (an unknown ``maps`` or ``aggregation``) are not
     refusals: the verified trainer raises its ``ValueError``."""
-    from prirfed.verified.trainers.prirfed import GEOM_STIEFEL, GEOM_STIEFEL_RETR, problem_arrays
+    from prirfed.verified.trainers.prirfed import problem_arrays
 
     if name not in _REFERENCE:
         raise ValueError(f"refusal: unknown trainer {name!r} (expected one of {TRAINER_NAMES})")
@@ -70,7 +69,7 @@ def refusal(name, arguments):
         return "armijo=True (the Armijo line search is reference-only)"
     problem = arguments["problem"]
     try:
-        geom = problem_arrays("backend", problem)[0]
+        problem_arrays("backend", problem)
     except ValueError:
         return (f"the problem {type(problem).__name__} on {type(getattr(problem, 'manifold', None)).__name__} "
                 "(fused: SpherePCA, SPDFrechetMean, HyperbolicStructuredPrediction, StiefelKPCA)")
@@ -81,9 +80,6 @@ def refusal(name, arguments):
         except ValueError:
             return (f"maps='retraction' on {type(problem.manifold).__name__} "
                     "(the retraction is fused on the sphere and Stiefel)")
-    if name in ("prirfed", "dp_rgd") and geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
-        return (f"the problem {type(problem).__name__} in {name} "
-                "(Stiefel kPCA is fused in rgd, rfedsvrg, rfedavg, rfedprox)")
     return None
 
 

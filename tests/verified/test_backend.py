@@ -98,8 +98,6 @@ PROBLEMS = {"sphere": sphere_problem, "spd": spd_problem, "kpca": kpca_problem}
 
 
 @pytest.mark.parametrize("name,kind,extra,why", [
-    ("prirfed", "kpca", {}, "the problem StiefelKPCA in prirfed"),
-    ("dp_rgd", "kpca", dict(maps="retraction"), "the problem StiefelKPCA in dp_rgd"),
     ("prirfed", "spd", dict(maps="retraction"), "maps='retraction' on SPD"),
     ("rgd", "sphere", dict(armijo=True), "armijo=True"),
     ("rgd", "kpca", dict(armijo=True), "armijo=True"),
@@ -122,7 +120,8 @@ def test_refused_settings_fall_back_to_the_reference_with_a_warning_saying_why(n
 @pytest.mark.parametrize("kind,extra,names", [
     ("sphere", dict(maps="retraction"), NAMES[1:]),  # prirfed on the retracted sphere: test_verified_prirfed
     ("sphere", dict(aggregation="karcher"), ("prirfed", "rfedsvrg", "rfedavg", "rfedprox")),
-    ("kpca", dict(maps="retraction"), ("rgd", "rfedsvrg", "rfedavg", "rfedprox")),
+    ("kpca", dict(maps="retraction"), NAMES),
+    ("kpca", {}, ("prirfed", "dp_rgd")),
     ("kpca", dict(maps="retraction", aggregation="karcher"), ("rfedavg",)),
 ])
 def test_newly_fused_settings_do_not_fall_back(kind, extra, names):

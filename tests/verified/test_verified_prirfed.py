@@ -6,7 +6,8 @@ same iterate at every recorded round (rtol 1e-10: the kernels differ from the re
 rounding, and a few dozen steps amplify it far less), the same history, output, event and info,
 and leave the Generator in the same state (same bit-generator state and same next rng.random()),
 which shows that they consumed the same draws in the same order. Drawn: the tangent and the
-Karcher aggregation, and on the sphere maps="exp" or "retraction".
+Karcher aggregation; sphere PCA, SPD Frechet mean and Stiefel kPCA; on the sphere and Stiefel
+maps="exp" or "retraction".
 """
 
 import math
@@ -17,19 +18,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prirfed.reference.manifolds import SPD
-from prirfed.reference.manifolds import Sphere
+from prirfed.reference.manifolds import Sphere, Stiefel
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean as RefSPDFrechetMean
 from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
+from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
 from prirfed.reference.trainers.base import sample_without_replacement
 from prirfed.reference.trainers.prirfed import prirfed as ref_prirfed
-from prirfed.verified.problems import SPDFrechetMean, SpherePCA
+from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
 from prirfed.verified.trainers.prirfed import prirfed, sample_without_replacement_kernel
 
 
 def make_problems(kind, N, seed):
-    """(reference problem, verified problem, x0) on the same data."""
+    """(reference problem, verified problem, x0) on the same data (Stiefel kPCA on St(d, r), d in 3..5,
+    at least r records in all, ||A_i|| about 1, as in test_verified_rfed.make_problems)."""
     rng = np.random.default_rng(seed)
     sizes = [int(rng.integers(1, 5)) for _ in range(N)]
+    if kind == "stiefel":
+        d = int(rng.integers(3, 6))
+        r = int(rng.integers(1, d))
+        sizes[0] = max(sizes[0], r)
+        Z = [rng.standard_normal((k, d)) / math.sqrt(d * k) for k in sizes]
+        return RefStiefelKPCA(Z, r), StiefelKPCA(Z, r), Stiefel(d, r).random_point(rng)
     if kind == "sphere":
         D = int(rng.integers(2, 5))
         Z = [rng.standard_normal((k, D)) / math.sqrt(D) for k in sizes]
@@ -43,7 +52,7 @@ def make_problems(kind, N, seed):
 
 @st.composite
 def configurations(draw):
-    kind = draw(st.sampled_from(["sphere", "spd"]))
+    kind = draw(st.sampled_from(["sphere", "spd", "stiefel"]))
     N = draw(st.integers(2, 4))
     seed = draw(st.integers(0, 2**32 - 1))
     ref, ver, x0 = make_problems(kind, N, seed)
@@ -52,7 +61,7 @@ def configurations(draw):
     kw = dict(local=local, K=draw(st.integers(1, 3)), option=draw(st.sampled_from([1, 2])),
               local_option=draw(st.sampled_from([None, 1, 2])), record_every=draw(st.integers(1, 2)),
               keep_iterates=True, aggregation=draw(st.sampled_from(["tangent", "karcher"])),
-              maps=draw(st.sampled_from(["exp", "retraction"])) if kind == "sphere" else "exp")
+              maps=draw(st.sampled_from(["exp", "retraction"])) if kind != "spd" else "exp")
     if local == "dp_rsgd":
         kw["b"] = draw(st.one_of(st.none(), st.just([draw(st.integers(1, k)) for k in ref.sizes])))
         kw["tau"] = draw(st.sampled_from([math.inf, 0.3, 1.0]))

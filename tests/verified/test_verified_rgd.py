@@ -60,7 +60,7 @@ def assert_same_history(a, b, scale):
 
 @st.composite
 def dp_configurations(draw):
-    kind = draw(st.sampled_from(["sphere", "spd"]))
+    kind = draw(st.sampled_from(["sphere", "spd", "stiefel"]))
     seed = draw(st.integers(0, 2**32 - 1))
     P_ref, P_ver, x0 = make_problems(kind, draw(st.integers(1, 3)), seed)
     T = draw(st.integers(1, 4))
@@ -68,7 +68,7 @@ def dp_configurations(draw):
     kw = dict(output=draw(st.sampled_from([1, 2, 3])), tau=draw(st.sampled_from([math.inf, 0.3, 1.0])),
               averaging=draw(st.sampled_from(["convex", "strongly_convex"])), record_every=draw(st.integers(1, 2)),
               keep_iterates=True, lipschitz=draw(st.sampled_from([None, 5.0])),
-              maps=draw(st.sampled_from(["exp", "retraction"])) if kind == "sphere" else "exp")
+              maps=draw(st.sampled_from(["exp", "retraction"])) if kind != "spd" else "exp")
     b = draw(st.integers(1, n))
     sigma = draw(st.sampled_from([0.0, 0.05, 0.2]))
     alpha = draw(st.sampled_from([0.05, 0.2]))
@@ -152,8 +152,8 @@ def test_refusals_and_bad_input_raise_naming_the_trainer():
     cases = [
         (lambda: ver.rgd(P, x, 0.1, 2, armijo=True), r"rgd \(verified\): the Armijo line search is reference-only"),
         (lambda: ver.rgd(P, x, 0.1, 2, maps="qr"), r"rgd \(verified\): maps must be 'exp' or 'retraction'"),
-        (lambda: ver.dp_rgd(K, K.manifold.random_point(rng), 0.1, 2, 1, 0.1, rng),
-         r"dp_rgd \(verified\): Stiefel kPCA is fused only in rgd and the 002 trainers"),
+        (lambda: ver.dp_rgd(K, K.manifold.random_point(rng), 0.1, 2, 1, 0.1, rng, maps="qr"),
+         r"dp_rgd \(verified\): maps must be 'exp' or 'retraction'"),
         (lambda: ver.rgd(P, x, -0.1, 2), r"rgd \(verified\): step sizes must be positive"),
         (lambda: ver.rgd(P, np.array([1.0, 1.0]), 0.1, 2), r"rgd \(verified\)"),
         (lambda: ver.dp_rgd(P, x, 0.1, 2, 3, 0.1, rng), r"dp_rgd \(verified\): b must be in \[1, 2\]"),

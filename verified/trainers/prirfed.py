@@ -68,7 +68,7 @@ from prirfed.verified.problems.spd_frechet import spd_frechet_rgrad_kernel
 from prirfed.verified.problems.sphere_pca import sphere_pca_rgrad_kernel
 
 __all__ = ["prirfed", "prirfed_loop", "sample_without_replacement_kernel", "problem_arrays", "fused_settings_only",
-           "mega_loop_only", "GEOM_SPHERE", "GEOM_SPHERE_RETR", "GEOM_STIEFEL", "GEOM_STIEFEL_RETR", "PROB_STIEFEL_KPCA",
+           "GEOM_SPHERE", "GEOM_SPHERE_RETR", "GEOM_STIEFEL", "GEOM_STIEFEL_RETR", "PROB_STIEFEL_KPCA",
            "AGG_TANGENT", "AGG_KARCHER",
            "GEOM_SPD", "GEOM_LORENTZ", "PROB_SPHERE_PCA", "PROB_SPD_FRECHET", "PROB_HSP"]
 
@@ -383,24 +383,16 @@ def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", ka
     return AGG_TANGENT if aggregation == "tangent" else AGG_KARCHER
 
 
-def mega_loop_only(where, geom, reference):
-    """The loops of this module and of rgd.dp_rgd run the sphere, SPD and Lorentz codes; Stiefel runs
-    in :mod:`prirfed.verified.trainers.stiefel` (RGD, RFedSVRG/Avg/Prox) only."""
-    if geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
-        raise ValueError(f"{where}: Stiefel kPCA is fused only in rgd and the 002 trainers "
-                         f"(rfedsvrg/rfedavg/rfedprox); use {reference}")
-
-
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
             tau=math.inf, tau0=None, tau1=None, option=1, local_option=None, aggregation="tangent",
             record_every=1, keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.prirfed.prirfed` (Algorithm 1 of 000):
     same parameters, defaults, draws and result; the T rounds run in :func:`prirfed_loop`.
-    Both aggregations; ``maps="retraction"`` on the sphere only; Stiefel kPCA raises ``ValueError``."""
+    Both aggregations; ``maps="retraction"`` on the sphere and Stiefel (others raise ``ValueError``);
+    Stiefel kPCA runs in :func:`prirfed.verified.trainers.stiefel.stiefel_prirfed_loop`."""
     where = "prirfed (verified)"
     agg = fused_settings_only(where, "prirfed.reference.trainers.prirfed", rng, aggregation=aggregation)
     geom, prob, n, Z, C, offsets = problem_arrays(where, problem, maps)
-    mega_loop_only(where, geom, "prirfed.reference.trainers.prirfed")
     M = problem.manifold
     N = problem.N
     T = check_int(where, "T", T)
@@ -431,10 +423,18 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
 
     x = M.check_point(x0, where=where)
     sizes = np.asarray(problem.sizes, dtype=np.int64)
-    R, x_out = prirfed_loop(geom, prob, n, np.ascontiguousarray(x, dtype=np.float64).ravel(), T, s, alphas, rng,
-                            Z, C, offsets, sizes, LOCAL_DP_RSGD if local == "dp_rsgd" else LOCAL_DP_RSVRG,
-                            K, bs, m, sigmas, float(tau), float(tau0), float(tau1), int(option), int(local_option),
-                            record_every, agg)
+    x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+    code = LOCAL_DP_RSGD if local == "dp_rsgd" else LOCAL_DP_RSVRG
+    if geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
+        from .stiefel import stiefel_prirfed_loop
+
+        R, x_out = stiefel_prirfed_loop(geom, problem.d, problem.r, x, T, s, alphas, rng, Z, C, offsets, sizes, code,
+                                        K, bs, m, sigmas, float(tau), float(tau0), float(tau1), int(option),
+                                        int(local_option), record_every, agg)
+    else:
+        R, x_out = prirfed_loop(geom, prob, n, x, T, s, alphas, rng, Z, C, offsets, sizes, code, K, bs, m, sigmas,
+                                float(tau), float(tau0), float(tau1), int(option), int(local_option), record_every,
+                                agg)
     shape = tuple(M.ambient_shape)
     rounds = [0] + [t + 1 for t in range(T) if (t + 1) % record_every == 0 or t + 1 == T]
     hist = History()

@@ -41,7 +41,6 @@ from .prirfed import (
     GEOM_STIEFEL,
     GEOM_STIEFEL_RETR,
     fused_settings_only,
-    mega_loop_only,
     problem_arrays,
     sample_without_replacement_kernel,
 )
@@ -199,11 +198,11 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
            record_every=1, keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rgd.dp_rgd` (Algorithm 1 of 001, outputs
     1-3, batch sampling, optional clipping, tangent Gaussian noise): same parameters, draws and
-    result (history, event, info); Stiefel kPCA and ``maps="retraction"`` off the sphere raise ``ValueError``."""
+    result (history, event, info); ``maps="retraction"`` off the sphere and Stiefel raises ``ValueError``;
+    Stiefel kPCA runs in :func:`prirfed.verified.trainers.stiefel.stiefel_dp_rgd_loop`."""
     where = "dp_rgd (verified)"
     fused_settings_only(where, "prirfed.reference.trainers.rgd", rng)
     geom, prob, n, Z, C, offsets = problem_arrays(where, problem, maps)
-    mega_loop_only(where, geom, "prirfed.reference.trainers.rgd")
     M = problem.manifold
     T = check_int(where, "T", T)
     n_pool = int(sum(problem.sizes))
@@ -219,8 +218,16 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     record_every = check_int(where, "record_every", record_every)
     alphas = step_sizes(where, alpha, T)
     w = M.check_point(x0, where=where)
-    R, x_out = dp_rgd_loop(geom, prob, n, np.ascontiguousarray(w, dtype=np.float64).ravel(), T, alphas, rng, Z, C, b,
-                           float(sigma), float(tau), int(output), 1.0 if averaging == "convex" else 2.0, record_every)
+    w = np.ascontiguousarray(w, dtype=np.float64).ravel()
+    c_avg = 1.0 if averaging == "convex" else 2.0
+    if geom in (GEOM_STIEFEL, GEOM_STIEFEL_RETR):
+        from .stiefel import stiefel_dp_rgd_loop
+
+        R, x_out = stiefel_dp_rgd_loop(geom, problem.d, problem.r, w, T, alphas, rng, Z, C, b, float(sigma),
+                                       float(tau), int(output), c_avg, record_every)
+    else:
+        R, x_out = dp_rgd_loop(geom, prob, n, w, T, alphas, rng, Z, C, b, float(sigma), float(tau), int(output),
+                               c_avg, record_every)
     rounds = [0] + [t + 1 for t in range(T) if (t + 1) % record_every == 0 or t + 1 == T]
     hist = _history(problem, rounds, R, keep_iterates)
     radius = min(tau, math.inf if lipschitz is None else float(lipschitz))

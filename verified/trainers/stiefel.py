@@ -1,12 +1,18 @@
-"""Fused Numba loops on the Stiefel manifold St(d, r) for federated kPCA (002 (3)): RGD and
-RFedSVRG / RFedAvg / RFedProx (002 Algorithms 1-3), with the tangent or the Karcher aggregation.
+"""Fused Numba loops on the Stiefel manifold St(d, r) for federated kPCA (002 (3)): RGD, DP-RGD (001
+Algorithm 1), PriRFed (000 Algorithm 1 with DP-RSGD or DP-RSVRG) and RFedSVRG / RFedAvg / RFedProx
+(002 Algorithms 1-3), with the tangent or the Karcher aggregation.
 
-Mirrors ``reference/trainers/rfed.py`` (``_federated`` and the three local steps) and
-``reference/trainers/rgd.py`` (``rgd`` with fixed steps) on ``reference/problems/stiefel_kpca.py``,
+Mirrors ``reference/trainers/rfed.py`` (``_federated`` and the three local steps),
+``reference/trainers/rgd.py`` (``rgd`` with fixed steps, ``dp_rgd``) and ``reference/trainers/prirfed.py``
+with ``reference/trainers/local.py`` on ``reference/problems/stiefel_kpca.py``,
 with ``reference/manifolds/retracted.py`` for ``maps="retraction"`` and
 ``reference/trainers/aggregation.py`` for the server step. Same order of random draws as
 :mod:`prirfed.verified.trainers.rfed` (whose wrappers call :func:`stiefel_federated_loop`; RGD draws
-nothing and :func:`prirfed.verified.trainers.rgd.rgd` calls :func:`stiefel_rgd_loop`).
+nothing and :func:`prirfed.verified.trainers.rgd.rgd` calls :func:`stiefel_rgd_loop`), of
+:mod:`prirfed.verified.trainers.prirfed` (:func:`stiefel_prirfed_loop`) and of ``rgd.dp_rgd``
+(:func:`stiefel_dp_rgd_loop`); the local trainers, clipping (Frobenius norm) and the tangent noise
+(one ``rng.standard_normal(dim)`` on the Stiefel tangent basis) are those of the sphere/SPD/Lorentz
+loops with the Stiefel helpers.
 
 Why separate loops: the kernels of St(d, r) (Pade expm, Householder QR and Gauss-Newton for Exp/Log;
 eigh for the polar retraction, a Kronecker-Lyapunov solve for its inverse) are large, and the
@@ -34,10 +40,16 @@ import numpy as np
 from numba import njit
 
 from prirfed.verified.manifolds import stiefel as _vst
-from prirfed.verified.problems.stiefel_kpca import stiefel_kpca_rgrad_mean_kernel, stiefel_proj_kernel
+from prirfed.verified.mechanisms import clip_kernel, sample_tangent_gaussian_kernel
+from prirfed.verified.problems.stiefel_kpca import (
+    stiefel_kpca_rgrad_kernel,
+    stiefel_kpca_rgrad_mean_kernel,
+    stiefel_proj_kernel,
+)
 
 from .prirfed import (
     AGG_TANGENT,
+    LOCAL_DP_RSGD,
     GEOM_STIEFEL_RETR,
     KARCHER_MAX_ITER,
     KARCHER_TOL,
@@ -45,7 +57,7 @@ from .prirfed import (
 )
 from .rfed import METHOD_PROX, METHOD_SVRG
 
-__all__ = ["stiefel_federated_loop", "stiefel_rgd_loop", "kpca_arrays"]
+__all__ = ["stiefel_federated_loop", "stiefel_rgd_loop", "stiefel_prirfed_loop", "stiefel_dp_rgd_loop", "kpca_arrays"]
 
 # ---------------------------------------------------------------------------- geometry on flat vectors
 @njit(cache=True, inline="always")
@@ -101,6 +113,35 @@ def _st_all_finite(x):
         if not np.isfinite(t):
             return False
     return True
+
+
+@njit(cache=True, inline="always")
+def _st_grad_sample(d, r, x, Z, row, c):
+    """grad f_ij(X) = P_X(-2 c z (z^T X)) for the sample in row ``row`` of Z (reference: StiefelKPCA._rgrad_ij)."""
+    return stiefel_kpca_rgrad_kernel(x.reshape((d, r)), Z[row], c).ravel()
+
+
+@njit(cache=True, inline="always")
+def _st_clip(v, tau):
+    """clip_tau(v) = min(1, tau/||v||_F) v; identity for tau = inf (reference: local.clip_or_identity)."""
+    if tau == math.inf:
+        return v
+    return clip_kernel(v, _st_norm(v), tau)
+
+
+@njit(cache=True, inline="always")
+def _st_noise(d, r, x, sigma, rng):
+    """eps ~ N_X(0, sigma^2): one rng.standard_normal(dim) combined with the Stiefel tangent basis at X
+    (reference: local.tangent_noise -> mechanisms.sample_tangent_gaussian with Stiefel.tangent_basis)."""
+    B = _vst.tangent_basis_kernel(x.reshape((d, r)))
+    return sample_tangent_gaussian_kernel(rng, B.reshape((B.shape[0], d * r)), sigma)
+
+
+@njit(cache=True)
+def _st_check_finite(x):
+    for t in x:
+        if not np.isfinite(t):
+            raise ValueError("prirfed (verified): an iterate is not finite (the steps overflow: reduce alpha or clip)")
 
 
 @njit(cache=True, inline="always")
@@ -217,6 +258,148 @@ def stiefel_rgd_loop(geom, d, r, x0, T, alphas, A, ps, gtol, record_every):
         rounds[rr] = stopped
         rr += 1
     return R[:rr].copy(), rounds[:rr].copy(), stopped
+
+
+# ---------------------------------------------------------------------------- PriRFed (000) and DP-RGD (001)
+@njit(cache=True, inline="always")
+def _st_dp_rsgd_local(geom, d, r, x, Z, C, off, N_i, K, b, sigma, tau, alpha, rng, option):
+    """Algorithm 2 of 000 on St(d, r) kPCA (reference: local.dp_rsgd_local; as prirfed._dp_rsgd_local)."""
+    D = x.shape[0]
+    xk = x
+    its = np.empty((K + 1 if option == 2 else 0, D))
+    if option == 2:
+        its[0] = x
+    for k in range(K):
+        B = sample_without_replacement_kernel(rng, N_i, b)
+        mean = np.zeros(D)
+        for q in range(b):
+            mean = mean + _st_clip(_st_grad_sample(d, r, xk, Z, off + B[q], C[off + B[q]]), tau)
+        eta = mean / b
+        if sigma != 0.0:
+            eta = eta + _st_noise(d, r, xk, sigma, rng)
+        xk = _st_exp(geom, d, r, xk, -alpha * eta)
+        _st_check_finite(xk)
+        if option == 2:
+            its[k + 1] = xk
+    if option == 1:
+        return xk
+    return its[rng.integers(0, K + 1)].copy()
+
+
+@njit(cache=True, inline="always")
+def _st_dp_rsvrg_local(geom, d, r, x, Z, C, off, N_i, K, m, sigma, tau0, tau1, alpha, rng, option):
+    """Algorithm 3 of 000 on St(d, r) kPCA (reference: local.dp_rsvrg_local; as prirfed._dp_rsvrg_local),
+    with the projection transport of the reference Stiefel class."""
+    D = x.shape[0]
+    x_tilde = x
+    inner = np.empty((K * m if option == 2 else 0, D))
+    for k in range(K):
+        xkj = x_tilde
+        g = np.zeros(D)
+        for j in range(N_i):
+            g = g + _st_clip(_st_grad_sample(d, r, x_tilde, Z, off + j, C[off + j]), tau0)
+        g = g / N_i
+        for j in range(m):
+            if option == 2:
+                inner[k * m + j] = xkj
+            l = rng.integers(0, N_i)
+            if sigma != 0.0:
+                eps = _st_noise(d, r, xkj, sigma, rng)
+            else:
+                eps = np.zeros(D)
+            correction = _st_clip(_st_grad_sample(d, r, x_tilde, Z, off + l, C[off + l]), tau1) - g
+            eta = (_st_clip(_st_grad_sample(d, r, xkj, Z, off + l, C[off + l]), tau1)
+                   - _st_transp(d, r, xkj, correction) + eps)
+            xkj = _st_exp(geom, d, r, xkj, -alpha * eta)
+            _st_check_finite(xkj)
+        x_tilde = xkj
+    if option == 1:
+        return x_tilde
+    return inner[rng.integers(0, K * m)].copy()
+
+
+@njit(cache=True)
+def stiefel_prirfed_loop(geom, d, r, x0, T, s, alphas, rng, Z, C, offsets, sizes, local, K, bs, m, sigmas, tau,
+                         tau0, tau1, option, local_option, record_every, aggregation):
+    """Algorithm 1 of 000 on St(d, r) kPCA (reference: prirfed.prirfed); arguments and result as
+    prirfed.prirfed_loop (Z the stacked records z_ij, C their scales c_i)."""
+    D = x0.shape[0]
+    N = sizes.shape[0]
+    n_rec = 1
+    for t in range(T):
+        if (t + 1) % record_every == 0 or t + 1 == T:
+            n_rec += 1
+    R = np.empty((n_rec, D))
+    R[0] = x0
+    rr = 1
+    outer = np.empty((T if option == 2 else 0, D))
+    x = x0.copy()
+    for t in range(T):
+        S = sample_without_replacement_kernel(rng, N, s)
+        uploads = np.empty((s, D))
+        w = np.empty(s)
+        for q in range(s):
+            i = S[q]
+            if local == LOCAL_DP_RSGD:
+                uploads[q] = _st_dp_rsgd_local(geom, d, r, x, Z, C, offsets[i], sizes[i], K, bs[i], sigmas[i], tau,
+                                               alphas[t], rng, local_option)
+            else:
+                uploads[q] = _st_dp_rsvrg_local(geom, d, r, x, Z, C, offsets[i], sizes[i], K, m, sigmas[i], tau0,
+                                                tau1, alphas[t], rng, local_option)
+            w[q] = sizes[i]
+        x = _st_aggregate(geom, d, r, x, uploads, w, aggregation)
+        _st_check_finite(x)
+        if option == 2:
+            outer[t] = x
+        if (t + 1) % record_every == 0 or t + 1 == T:
+            R[rr] = x
+            rr += 1
+    if option == 1:
+        return R, x
+    return R, outer[rng.integers(1, T + 1) - 1].copy()
+
+
+@njit(cache=True)
+def stiefel_dp_rgd_loop(geom, d, r, x0, T, alphas, rng, Z, C, b, sigma, tau, output, c_avg, record_every):
+    """Algorithm 1 of 001 on the pooled records, St(d, r) kPCA (reference: rgd.dp_rgd; as rgd.dp_rgd_loop)."""
+    D = x0.shape[0]
+    n_samples = Z.shape[0]
+    n_rec = 1
+    for t in range(T):
+        if (t + 1) % record_every == 0 or t + 1 == T:
+            n_rec += 1
+    R = np.empty((n_rec, D))
+    R[0] = x0
+    rr = 1
+    its = np.empty((T if output == 2 else 0, D))
+    w = x0.copy()
+    wbar = x0.copy()
+    for t in range(T):
+        if output == 2:
+            its[t] = w
+        B = sample_without_replacement_kernel(rng, n_samples, b)
+        mean = np.zeros(D)
+        for q in range(b):
+            mean = mean + _st_clip(_st_grad_sample(d, r, w, Z, B[q], C[B[q]]), tau)
+        zeta = mean / b
+        if sigma != 0.0:
+            zeta = zeta + _st_noise(d, r, w, sigma, rng)
+        w = _st_exp(geom, d, r, w, -alphas[t] * zeta)
+        if not _st_all_finite(w):
+            raise ValueError("dp_rgd (verified): an iterate is not finite (the steps overflow: reduce alpha or clip)")
+        if output == 3:
+            if t == 0:
+                wbar = w
+            else:
+                wbar = _st_exp(geom, d, r, wbar, (c_avg / (t + 1)) * _st_log(geom, d, r, wbar, w))
+        if (t + 1) % record_every == 0 or t + 1 == T:
+            R[rr] = w
+            rr += 1
+    if output == 1:
+        return R, w
+    if output == 2:
+        return R, its[rng.integers(0, T)].copy()
+    return R, wbar
 
 
 def kpca_arrays(problem):
