@@ -111,21 +111,26 @@ def _problems():
 
 def _battery():
     """Trainer calls over every fused problem and the inputs users pass: Python and NumPy scalars, lists
-    and arrays of per-agent sigma and b, both local trainers, both options, record_every, tau = inf."""
+    and arrays of per-agent sigma and b, both local trainers, both options, record_every, tau = inf.
+    A call is made only where :func:`prirfed.backend.refusal` says the verified trainer accepts it."""
     for kind, P, x0 in _problems():
         rng = np.random.default_rng(3)
-        if kind != "stiefel":
-            vp.prirfed(P, x0, 2, 1, 0.05, rng, sigma=0.1, tau=1.0)
-            vp.prirfed(P, x0.tolist(), 2, 2, [0.05, 0.04], rng, local="dp_rsgd", K=2, b=[1, 2], sigma=[0.1, 0.0],
-                       option=2, local_option=1, record_every=2, keep_iterates=True)
-            vp.prirfed(P, x0, np.int64(2), 1, np.float64(0.05), rng, local="dp_rsvrg", K=1, m=2, sigma=np.array([0.1, 0.2]),
-                       tau0=math.inf, tau1=2.0, option=1, local_option=2)
-            vr.dp_rgd(P, x0, 0.05, 2, 2, 0.1, rng, tau=1.0, output=3)
-            vr.dp_rgd(P, x0, 0.05, 2, 1, 0.0, rng)
-        vr.rgd(P, x0, 0.05, 2, record_every=2)
-        vf.rfedsvrg(P, x0, 2, 2, 0.05, 2, rng, option=2)
-        vf.rfedavg(P, x0, 2, 1, 0.05, 1, rng)
-        vf.rfedprox(P, x0, 2, 2, 0.05, 2, 0.1, rng)
+        calls = [
+            ("prirfed", lambda: vp.prirfed(P, x0, 2, 1, 0.05, rng, sigma=0.1, tau=1.0)),
+            ("prirfed", lambda: vp.prirfed(P, x0.tolist(), 2, 2, [0.05, 0.04], rng, local="dp_rsgd", K=2, b=[1, 2],
+                                           sigma=[0.1, 0.0], option=2, local_option=1, record_every=2, keep_iterates=True)),
+            ("prirfed", lambda: vp.prirfed(P, x0, np.int64(2), 1, np.float64(0.05), rng, local="dp_rsvrg", K=1, m=2,
+                                           sigma=np.array([0.1, 0.2]), tau0=math.inf, tau1=2.0, option=1, local_option=2)),
+            ("dp_rgd", lambda: vr.dp_rgd(P, x0, 0.05, 2, 2, 0.1, rng, tau=1.0, output=3)),
+            ("dp_rgd", lambda: vr.dp_rgd(P, x0, 0.05, 2, 1, 0.0, rng)),
+            ("rgd", lambda: vr.rgd(P, x0, 0.05, 2, record_every=2)),
+            ("rfedsvrg", lambda: vf.rfedsvrg(P, x0, 2, 2, 0.05, 2, rng, option=2)),
+            ("rfedavg", lambda: vf.rfedavg(P, x0, 2, 1, 0.05, 1, rng)),
+            ("rfedprox", lambda: vf.rfedprox(P, x0, 2, 2, 0.05, 2, 0.1, rng)),
+        ]
+        for name, call in calls:
+            if refusal(name, {"problem": P}) is None:
+                call()
 
 
 def test_no_trainer_call_compiles_a_fused_loop_again(compiled_fused_loops):
