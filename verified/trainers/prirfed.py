@@ -36,10 +36,13 @@ inputs exactly like the reference, computes the history (f, ||grad f||, error to
 with the problem's own methods, so that histories of both twins are comparable, and builds the
 privacy event with :func:`prirfed.reference.trainers.privacy.prirfed_run_event`.
 
-Supported: ``aggregation="tangent"`` and ``maps="exp"`` on sphere PCA, the SPD Frechet mean and
-hyperbolic structured prediction on the Lorentz model (reference or verified problem classes;
-``GEOM_LORENTZ``/``PROB_HSP``, per-sample gradient -2 alpha_ij(w) Log_x(y_ij)); anything else raises
-``ValueError``.
+Supported: ``aggregation="tangent"`` (3.2) and ``"karcher"`` (3.1) (:func:`_aggregate`, the iteration
+of reference ``karcher_mean``); ``maps="exp"`` on sphere PCA, the SPD Frechet mean and hyperbolic
+structured prediction on the Lorentz model (reference or verified problem classes;
+``GEOM_LORENTZ``/``PROB_HSP``, per-sample gradient -2 alpha_ij(w) Log_x(y_ij)); ``maps="retraction"``
+on the sphere (code ``GEOM_SPHERE_RETR``: retr/inv_retr in place of Exp/Log, the sphere's transport,
+norm and basis, as reference ``Retracted``); Stiefel kPCA with either maps in the separate loop
+:func:`prirfed.verified.trainers.stiefel.stiefel_prirfed_loop`. Anything else raises ``ValueError``.
 Proofs note: ``proofs_notes/verified_trainers.md``.
 """
 

@@ -15,9 +15,11 @@ Local step directions (``x_t`` the server point, ``x_l`` the client's current po
 - RFedAvg:       grad f_i(x_l);
 - RFedProx (27): grad f_i(x_l) - mu Log_{x_l}(x_t);
 
-then x_{l+1} = Exp_{x_l}(-eta_i direction), and the tangent space consensus (8) with uniform
-(002) or size (000 (3.2)) weights. Only ``aggregation="tangent"`` and ``maps="exp"`` are fused;
-anything else raises ``ValueError`` (use the reference).
+then x_{l+1} = Exp_{x_l}(-eta_i direction), and the tangent space consensus (8) or the Karcher mean
+(7) (``aggregation="karcher"``) with uniform (002) or size (000 (3.2)) weights. ``maps="retraction"``
+is fused on the sphere (``GEOM_SPHERE_RETR``) and, like ``maps="exp"``, on Stiefel kPCA (002 (3)),
+which runs in :func:`prirfed.verified.trainers.stiefel.stiefel_federated_loop`; other settings
+raise ``ValueError`` (use the reference).
 Proofs note: ``proofs_notes/verified_trainers.md``.
 """
 

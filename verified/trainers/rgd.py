@@ -13,8 +13,10 @@ sphere PCA, SPD Frechet mean, HSP on the Lorentz model; see that module for the 
 The full gradient is grad f(x) = sum_i p_i (1/N_i) sum_j grad f_ij(x) summed in that order
 (the reference projects the sums onto T_x; the two agree to rounding, see the note).
 
-Refused with ``ValueError`` (use the reference): ``armijo=True`` in :func:`rgd`, ``maps`` other than
-``"exp"``, other problems. Deviation: the reference computes the geodesic average (Output 3) in
+``maps="retraction"`` is fused on the sphere (``GEOM_SPHERE_RETR``); Stiefel kPCA (either maps) runs
+in :func:`prirfed.verified.trainers.stiefel.stiefel_rgd_loop` / ``stiefel_dp_rgd_loop``.
+Refused with ``ValueError`` (use the reference): ``armijo=True`` in :func:`rgd`, the retraction on
+SPD or Lorentz, other problems. Deviation: the reference computes the geodesic average (Output 3) in
 every run; the verified loop computes it only when ``output=3`` (so a run with output 1 or 2 can
 not fail in an averaging step whose result is not used).
 Proofs note: ``proofs_notes/verified_trainers.md``.
