@@ -29,8 +29,9 @@ files scikit-learn's 8x8 digits (1,797 images, d + 1 = 64) stand in, with N_i sc
 
 What 000 does not state, and we chose (recorded in config.json):
 - preprocessing: pixels / 255, then each image scaled to unit Euclidean norm (``preprocess =
-  "unit_norm"``), no centring. 000 states none; with raw [0, 1] pixels ||z||^2 reaches ~300, so
-  L_g = 2 max ||z||^2 ~ 600 and the stated alpha_t = 0.1 would take steps of hundreds of radians;
+  "unit_norm"``), no centring. 000 states none; with raw [0, 1] pixels max ||z||^2 = 241.5 on t10k, so
+  L_g = 483, lambda_1(A) = 39.6, and at alpha_t = 0.1 a DP-RSGD step's gradient part reaches
+  2 alpha lambda_1 ~ 8 rad and its noise part alpha sigma sqrt(d) ~ 39 rad (N_i = 1200);
   with unit-norm rows L_g = tau = 2 exactly and alpha_t L_g = 0.2, a stable step;
 - s_t = 1 (Theorem 5.6, which the paper cites for this figure, sets s_t = 1; Section 6.2 does too);
 - b_i = N_i for DP-RSGD (full batch: 000 prints no b_i here);
