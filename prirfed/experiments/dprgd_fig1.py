@@ -48,7 +48,9 @@ sensitivity 2 r / n with r a bound on the per-sample gradient norm). r = L_0 = v
 on the sphere, r = 2 vartheta for DP-PGD (the ambient gradient 2 (z^T w) z has norm up to
 2 vartheta); on SPD 001 takes r = D_W but ||grad dist^2(W, X)|| = 2 dist(W, X) <= 4 D_W for W in the
 ball of radius D_W that holds the data (assumed, as 001's analysis assumes a bounded domain), so we
-report both. ``calibrate = True``: sigma (both methods of panel (a), DP-RGD of panel (b)) from the
+report both. DP-RGD's value comes from the run's own event (``TrainResult.event`` with
+``lipschitz = r``); DP-PGD's run has no event (no clipping), so its value is composed from the same
+kind of event with r = 2 vartheta (:func:`rigorous_eps`). ``calibrate = True``: sigma (both methods of panel (a), DP-RGD of panel (b)) from the
 RDP accountant at (eps, delta) with r = vartheta (a) and r = 4 D_W (b).
 Proofs note: ``proofs_notes/experiment_dprgd_fig1.md``.
 """
@@ -205,13 +207,15 @@ def _panel_a(config, n, seq):
     for rs in rep_seqs:
         x0_seq, rgd_seq, pgd_seq = rs.spawn(3)
         x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
-        r1 = tr.dp_rgd(problem, x0, config["a_eta"], T, n, sigma, np.random.default_rng(rgd_seq), record_every=T)
+        r1 = tr.dp_rgd(problem, x0, config["a_eta"], T, n, sigma, np.random.default_rng(rgd_seq), record_every=T,
+                       lipschitz=float(problem.L_f))
+        event = r1.event
         r2 = dp_pgd(problem, x0, config["a_eta"], T, n, sigma, np.random.default_rng(pgd_seq), record_every=T)
         ex["dp_rgd"].append(float(problem.f(r1.x)) - f_star)
         ex["dp_pgd"].append(float(problem.f(r2.x)) - f_star)
     L_f = float(problem.L_f)  # per-sample gradient bound of the problem actually run (scaled: n L0)
-    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=rigorous_eps(n, T, sigma, L_f, delta),
-                           radius=L_f),
+    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=float(RdpAccountant().compose(event).get_epsilon(delta)),
+                           radius=L_f),  # the run's own event (lipschitz = L_f)
             "dp_pgd": dict(eps_paper=eps, delta=delta, eps_rigorous=rigorous_eps(n, T, sigma, 2.0 * L_f, delta),
                            radius=2.0 * L_f)}
     return dict(panel="a", n=n, T=T, T_printed=T_printed, L0=L0, sigma=sigma, lambda_1=lam1, excess=ex, privacy=priv)
@@ -234,12 +238,14 @@ def _panel_b(config, n, seq):
     for rs in rep_seqs:
         x0_seq, rgd_seq, fm_seq = rs.spawn(3)
         x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
-        r1 = tr.dp_rgd(problem, x0, config["b_eta"], T, n, sigma, np.random.default_rng(rgd_seq), record_every=T)
+        r1 = tr.dp_rgd(problem, x0, config["b_eta"], T, n, sigma, np.random.default_rng(rgd_seq), record_every=T,
+                       lipschitz=r_true)
+        event = r1.event
         r2 = dp_frechet_mean(problem, eps, D_W, np.random.default_rng(fm_seq), n_steps=config["b_fm_steps"], W_hat=W_star)
         fm_sigma = float(r2.info["sigma"])
         ex["dp_rgd"].append(float(problem.f(r1.x)) - f_star)
         ex["dp_fm"].append(float(problem.f(r2.x)) - f_star)
-    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=rigorous_eps(n, T, sigma, r_true, delta),
+    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=float(RdpAccountant().compose(event).get_epsilon(delta)),
                            eps_rigorous_paper_L0=rigorous_eps(n, T, sigma, D_W, delta), radius=r_true),
             "dp_fm": dict(eps_paper=eps, delta=0.0, eps_rigorous=eps, radius=D_W)}
     return dict(panel="b", n=n, T=T, sigma=sigma, fm_sigma=fm_sigma, optimum_grad_norm=float(info["grad_norm"]),
