@@ -17,8 +17,7 @@ Not printed, from the authors' code (JasonJiaxiangLi/Fed_manifold,
 eta = 1e-4, 2e-4, 3e-4, 4e-4 (RFedAvg and RFedProx, per n) and 1e-2 (RFedSVRG). The "principal
 angle" is the sum of the r principal angles (the authors' code: ``sum(subspace_angles(x, x*))``).
 
-Modes: ``full`` the above; ``quick`` n in {50, 100} with 120 rounds and 1 repetition (the
-reference Stiefel loops until the verified backend fuses the retraction); ``tiny`` d = 10, r = 2,
+Modes: ``full`` the above; ``quick`` n in {50, 100} with 100 rounds and 1 repetition; ``tiny`` d = 10, r = 2,
 200 points, n in {10, 20}, 30 rounds. Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 """
 
@@ -47,7 +46,7 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     if mode == "full":
         d, r, total, reps, sweep = 200, 5, 10000, 10, [setting(n, 600, ETA_AVG[n]) for n in (50, 100, 500, 1000)]
     elif mode == "quick":
-        d, r, total, reps, sweep = 200, 5, 10000, 1, [setting(n, 120, ETA_AVG[n]) for n in (50, 100)]
+        d, r, total, reps, sweep = 200, 5, 10000, 1, [setting(n, 100, ETA_AVG[n]) for n in (50, 100)]
     else:
         d, r, total, reps, sweep = 10, 2, 200, 2, [setting(10, 30, 2e-3, 3e-2), setting(20, 30, 2e-3, 3e-2)]
     return rc.base_config(mode, seed, backend, problem="stiefel_kpca", data="gaussian", d=d, r=r, total=total,

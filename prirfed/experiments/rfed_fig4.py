@@ -13,8 +13,7 @@ Not printed, from the authors' code (JasonJiaxiangLi/Fed_manifold,
 tau; eta = 1e-3, 2e-4, 5e-5, 1e-5 (RFedAvg, RFedProx) and 1e-2, 1e-3, 2e-4, 7e-5 (RFedSVRG);
 mu = 50 (not 002's n/10 = 10 of the PCA experiment: the paper does not state mu here).
 
-Modes: ``full`` the above; ``quick`` tau in {1, 10} with 60 rounds, 1 repetition (reference Stiefel
-loops); ``tiny`` d = 10, r = 2, 200 points, n = 20, k = 2, tau in {1, 5}, 20 rounds.
+Modes: ``full`` the above; ``quick`` tau in {1, 10} with 60 rounds, 1 repetition; ``tiny`` d = 10, r = 2, 200 points, n = 20, k = 2, tau in {1, 5}, 20 rounds.
 Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 """
 

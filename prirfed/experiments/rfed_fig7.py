@@ -19,7 +19,7 @@ equal partition. Retraction and its inverse in place of Exp and Log (002 section
 are the transpose of 002's (columns = n, rows = quantity).
 
 Modes: ``full`` n in {100, 200}, 600 rounds, 10 repetitions (memory: each agent's A_i is 784 x 784,
-4.9 MB, so about 1 GB at n = 200); ``quick`` n in {10, 20} (k = 1, 2), 60 rounds, 1 repetition;
+4.9 MB, so about 1 GB at n = 200); ``quick`` n in {10, 20} (k = 1, 2), 30 rounds, 1 repetition;
 ``tiny`` always the 8x8 digits (d = 64, r = 3), n in {10, 20}, 15 rounds.
 Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 """
@@ -39,7 +39,7 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
         data, d, r, ns, T, reps = "digits", 64, 3, (10, 20), 15, 1
     else:
         data, d, r = "mnist", 784, 5
-        ns, T, reps = {"full": ((100, 200), 600, 10), "quick": ((10, 20), 60, 1)}[mode]
+        ns, T, reps = {"full": ((100, 200), 600, 10), "quick": ((10, 20), 30, 1)}[mode]
     sweep = [rc.real_setting(f"n={n}, k={max(1, n // 10)}", n, max(1, n // 10), T, 5, 0.5, n / 10) for n in ns]
     cfg = rc.base_config(mode, seed, backend, problem="stiefel_kpca", data=data, d=d, r=r, total=10000,
                          maps="retraction", eta_unit="1/L_max", preprocess="center", repeats=reps, sweep=sweep,

@@ -211,3 +211,31 @@ def test_mismatched_data_dimension_is_refused():
     cfg["d"] = 5
     with pytest.raises(ValueError, match=r"make_problem: the data have d = 4 features but the configuration says d = 5"):
         rc.make_problem(cfg, cfg["sweep"][0], np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("shape", [(30, 12), (12, 30), (150, 90), (90, 150)])
+def test_top_eigenvalue_of_the_gram_matrix_both_routes(shape):
+    """lambda_max(Z^T Z) by the dense route (<= 64) and by Lanczos (> 64), against eigvalsh of Z^T Z."""
+    Z = np.random.default_rng(7).standard_normal(shape)
+    want = np.linalg.eigvalsh(Z.T @ Z)[-1]
+    assert rc._lambda_max_gram(Z) == pytest.approx(want, rel=1e-10)
+
+
+def test_cached_problems_agree_with_the_per_agent_sums():
+    """The cached subclasses' global f and grad f (through A) equal the parent's sums over agents."""
+    from prirfed.reference.problems.sphere_pca import SpherePCA
+    from prirfed.reference.problems.stiefel_kpca import StiefelKPCA
+
+    rng = np.random.default_rng(3)
+    Z = [rng.standard_normal((6, 5)) for _ in range(4)]
+    for cached, plain in ((rc.CachedSpherePCA(Z, paper="002"), SpherePCA(Z, paper="002")),
+                          (rc.CachedStiefelKPCA(Z, 2), StiefelKPCA(Z, 2))):
+        for _ in range(3):
+            x = plain.manifold.random_point(rng)
+            assert cached.f(x) == pytest.approx(plain.f(x), rel=1e-12)
+            np.testing.assert_allclose(cached.grad(x), plain.grad(x), rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(cached.optimum(), plain.optimum())
+        np.testing.assert_array_equal(cached.eigenvalues(), plain.eigenvalues())
+        # the cache hands out copies: a caller cannot corrupt it
+        cached.optimum()[:] = 0.0
+        np.testing.assert_array_equal(cached.optimum(), plain.optimum())
