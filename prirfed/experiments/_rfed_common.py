@@ -403,7 +403,7 @@ def write_outputs(config: dict, results: list, out, stem: str, title: str, rows_
     return fin
 
 
-_YLABEL = {"grad_norm": "||grad f(x_t)||", "angle": "principal angle(s) to x*", "f_gap": "f(x_t) - f*"}
+_YLABEL = {"grad_norm": "‖grad f(x_t)‖", "angle": "principal angle(s) to x*", "f_gap": "f(x_t) - f*"}
 _STYLE = {"rfedavg": "--", "rfedprox": "--", "rfedsvrg": "-"}
 
 

@@ -61,10 +61,10 @@ def trial_specs(config: dict) -> list:
 def report(config: dict, results: list, out) -> list:
     fin = rc.write_outputs(config, results, out, "fig2", "002 Figure 2: PCA (4), synthetic")
     ok, ev = rc.claim_svrg_best(fin, "grad_norm", 0.1)
-    checks = [Check("only RFedSVRG can efficiently decrease ||grad f(x_t)|| to an acceptable level (002 section 5.2) "
-                    "[RFedSVRG's final ||grad f|| below 0.1 x the better of RFedAvg/RFedProx for every n]", ok, ev)]
+    checks = [Check("only RFedSVRG can efficiently decrease ‖grad f(x_t)‖ to an acceptable level (002 section 5.2) "
+                    "[RFedSVRG's final ‖grad f‖ below 0.1 x the better of RFedAvg/RFedProx for every n]", ok, ev)]
     ok, ev = rc.claim_svrg_decreases(fin, "grad_norm", 1e-3)
-    checks.append(Check("RFedSVRG drives ||grad f(x_t)|| to an acceptable level (<= 1e-3 of its initial value)", ok, ev))
+    checks.append(Check("RFedSVRG drives ‖grad f(x_t)‖ to an acceptable level (<= 1e-3 of its initial value)", ok, ev))
     return checks
 
 

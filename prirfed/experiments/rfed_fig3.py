@@ -62,7 +62,7 @@ def trial_specs(config: dict) -> list:
 
 def report(config: dict, results: list, out) -> list:
     fin = rc.write_outputs(config, results, out, "fig3", "002 Figure 3: kPCA (3), synthetic")
-    return rc.standard_checks(fin, "RFedSVRG can efficiently decrease ||grad f(x_t)|| and the principal angle in all "
+    return rc.standard_checks(fin, "RFedSVRG can efficiently decrease ‖grad f(x_t)‖ and the principal angle in all "
                                    "tested cases (002 section 5.2)")
 
 

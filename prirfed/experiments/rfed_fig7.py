@@ -66,7 +66,7 @@ def report(config: dict, results: list, out) -> list:
     last = config["sweep"][-1]["label"]
     ok, ev = rc.claim_svrg_best([r for r in fin if r["setting"] == last], "grad_norm", 1.0)
     checks.append(Check("RFedSVRG shows better efficiency even with a larger number of clients n (002 section 5.3) "
-                        f"[largest n ({last}): RFedSVRG's final ||grad f|| is the lowest]", ok, ev))
+                        f"[largest n ({last}): RFedSVRG's final ‖grad f‖ is the lowest]", ok, ev))
     checks.append(Check(f"data: {config['data_source']}", config["data"] == "mnist",
                         "shown only when the MNIST images were used (not the 8x8 digits fallback)"))
     return checks

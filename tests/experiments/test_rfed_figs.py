@@ -70,6 +70,9 @@ def test_tiny_end_to_end_outputs_exist_and_parse(tmp_path, name):
     summary = (out / "summary.md").read_text()
     assert "| paper's claim | reproduced |" in summary
     assert summary.count("| yes |") + summary.count("| **no** |") == len(r["checks"]) >= 2
+    # every row of the claims table has exactly three cells (no stray '|' in a claim or its evidence)
+    rows = [ln for ln in summary.splitlines() if ln.startswith("| ")]
+    assert len(rows) == 1 + len(r["checks"]) and all(ln.count("|") == 4 for ln in rows), rows
 
 
 def test_full_settings_are_the_papers():
