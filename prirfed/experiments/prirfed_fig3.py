@@ -140,9 +140,11 @@ def _trainer(backend):
     return trainers(backend).prirfed
 
 
-def run_spd_trial(config: dict, seq, samples_fn) -> dict:
+def run_spd_trial(config: dict, seq, samples_fn, where: str = NAME) -> dict:
     """One test of Figure 3 or 4: ``samples_fn(rng)`` gives the pooled SPD samples (n, k, k); every
-    scenario splits them in order into N agents of N_i; the four runs share x^(0)."""
+    scenario splits them in order into N agents of N_i; the four runs share x^(0). A run whose
+    iterates leave the double-precision SPD matrices (too much noise for the step size) raises a
+    ValueError naming the run and its sigma."""
     scen = config["scenarios"]
     algs = config["algorithms"]
     data_seq, x0_seq, *run_seqs = seq.spawn(2 + len(scen) * len(algs))
@@ -160,9 +162,18 @@ def run_spd_trial(config: dict, seq, samples_fn) -> dict:
         gnorm = float(problem.manifold.norm(x_star, problem.grad(x_star)))
         for alg in algs:
             sigma = local_sigma(config, alg, N_i)
-            res = prirfed(problem, x0, config["T"], config["s"], config["alpha"], np.random.default_rng(next(it)),
-                          local=alg, K=config["K"], b=N_i, m=config["m"], sigma=sigma, tau=config["tau"],
-                          record_every=config["record_every"])
+            try:
+                res = prirfed(problem, x0, config["T"], config["s"], config["alpha"], np.random.default_rng(next(it)),
+                              local=alg, K=config["K"], b=N_i, m=config["m"], sigma=sigma, tau=config["tau"],
+                              record_every=config["record_every"])
+            except ValueError as exc:
+                if not any(k in str(exc) for k in ("positive definite", "non-finite", "floating point")):
+                    raise
+                raise ValueError(
+                    f"{where}: the {alg} run of scenario (N, N_i) = ({N}, {N_i}) "
+                    f"with sigma = {sigma:.4g} left the SPD matrices representable in double precision (noise steps "
+                    f"of length ~ alpha sigma sqrt(dim) = {config['alpha'] * sigma * (X.shape[1] * (X.shape[1] + 1) / 2) ** 0.5:.3g} "
+                    f"per inner iteration); use a larger N_i, a smaller alpha or drop this algorithm ({exc})") from None
             h = res.history
             priv = privacy_of_run(res.event, config["eps"], config["delta"], N, config["s"], config["T"],
                                   config["delta_hat"], config["K"], N_i, N_i, sigma, config["tau"], alg, config["m"])

@@ -133,7 +133,7 @@ def _samples(config, rng):
 
 
 def run_trial(config: dict, spec: dict, seq) -> dict:
-    return run_spd_trial(config, seq, lambda rng: _samples(config, rng))
+    return run_spd_trial(config, seq, lambda rng: _samples(config, rng), where=NAME)
 
 
 def report(config: dict, results: list, out) -> list:
