@@ -341,7 +341,7 @@ def _plot(out, config, curve_rows):
             m = np.array([r["excess_mean"] for r in rows])
             s = np.array([r["excess_std"] for r in rows])
             ax.plot(n, m, marker="o", label=LABELS[(p, meth)])
-            ax.fill_between(n, np.maximum(m - s, 1e-300), m + s, alpha=0.2)
+            ax.fill_between(n, np.maximum(m - s, m / 10), m + s, alpha=0.2)  # mean +- std, lower edge >= mean / 10 (log axis)
         ax.set_yscale("log")
         ax.set_xlabel("sample size n")
         ax.set_ylabel("empirical excess risk")

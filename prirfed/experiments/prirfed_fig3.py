@@ -267,7 +267,8 @@ def _plot(out, config, curve_rows, stem, title):
                 s = np.array([r[f"{key}_std"] for r in rows])
                 ax = axes[i, j]
                 ax.plot(t, m, marker=".", label=LABELS[alg])
-                lo = np.maximum(m - s, 1e-300) if key == "excess" else m - s
+                # band mean +- std; on the log axis its lower edge is clipped at mean / 10
+                lo = np.maximum(m - s, m / 10) if key == "excess" else m - s
                 ax.fill_between(t, lo, m + s, alpha=0.2)
         axes[0, j].axhline(f_star, color="k", ls="--", label="True Value (steepest descent)")
         axes[0, j].set_ylabel("cost f(x^(t))")
