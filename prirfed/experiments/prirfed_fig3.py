@@ -65,7 +65,7 @@ NAME = "prirfed-fig3"
 def make_config(mode: str, seed: int, backend: str) -> dict:
     sizes = {
         "full": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=100, repeats=10, record_every=5),
-        "quick": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=30, repeats=2, record_every=15),
+        "quick": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=30, repeats=1, record_every=15),
         "tiny": dict(n_total=40, scenarios=[[2, 20], [4, 10]], T=3, repeats=2, record_every=1),
     }[mode]
     return dict(mode=mode, seed=seed, backend=backend, calibrate=False, d=2, D_W=1.0, eps=0.15, delta=1e-4,
