@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import re
 
 import numpy as np
