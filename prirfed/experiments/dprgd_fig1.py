@@ -124,16 +124,12 @@ def _check(config):
 
 
 def fm_sigma_max(r: int) -> float:
-    """Largest sigma for which the Riemannian Laplace law of DP-FM on SPD(r) is a probability law.
+    """Largest sigma for which DP-FM's Riemannian Laplace law on SPD(r) exists:
+    :func:`prirfed.reference.trainers.baselines.laplace_sigma_max` (derived in
+    proofs_notes/algorithm_baselines_001.md; sqrt 2 for r = 2)."""
+    from prirfed.reference.trainers.baselines import laplace_sigma_max
 
-    In polar coordinates its density is exp(-||lambda|| / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2)
-    (:func:`spd_laplace_log_density`); for large ||lambda|| the product grows like exp(c . lambda / 2)
-    with c_k = 2k - r - 1 for sorted lambda (sum_{i<j} (lambda_j - lambda_i) = sum_k c_k lambda_(k)),
-    whose maximum over ||lambda|| = 1 is ||c|| = sqrt(r (r^2 - 1) / 3). The law is normalisable iff
-    1 / sigma > ||c|| / 2, i.e. sigma < 2 / sqrt(r (r^2 - 1) / 3) (sqrt 2 for r = 2); r = 1 has no bound."""
-    if r == 1:
-        return math.inf
-    return 2.0 / math.sqrt(r * (r * r - 1) / 3.0)
+    return laplace_sigma_max(r)
 
 
 def trial_specs(config: dict) -> list:

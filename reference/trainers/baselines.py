@@ -30,7 +30,8 @@ from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event, output_perturbation_event
 from .rgd import pooled_index
 
-__all__ = ["dp_pgd", "dp_frechet_mean", "sample_spd_laplace_eigenvalues", "haar_orthogonal", "spd_laplace_log_density"]
+__all__ = ["dp_pgd", "dp_frechet_mean", "sample_spd_laplace_eigenvalues", "haar_orthogonal", "spd_laplace_log_density",
+           "laplace_sigma_max"]
 
 
 def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every=1, keep_iterates=False):
@@ -98,6 +99,23 @@ def spd_laplace_log_density(lam, sigma: float) -> float:
     return out
 
 
+def laplace_sigma_max(n: int) -> float:
+    """Supremum of the sigma for which the Riemannian Laplace law on SPD(n) exists (is normalisable).
+
+    In polar coordinates the density of lambda is exp(-||lambda|| / sigma) prod_{i<j}
+    sinh(|lambda_i - lambda_j| / 2) (:func:`spd_laplace_log_density`). Far out along a unit
+    direction u (sorted), the product grows like exp(sum_{i<j} (u_j - u_i) R / 2) = exp(c . u R / 2),
+    c_k = 2k - n - 1, whose maximum over unit u is ||c|| = sqrt(n (n^2 - 1) / 3). The integral
+    converges iff 1 / sigma > ||c|| / 2: sigma < 2 / sqrt(n (n^2 - 1) / 3) (sqrt 2 for n = 2;
+    no bound for n = 1). 001 section 5.2 does not state this bound; its sigma = 2 D_W / (n eps)
+    with D_W = 1, eps = 0.1 exceeds it for sample sizes n <= 14 (proofs_notes/algorithm_baselines_001.md).
+    """
+    n = check_int("laplace_sigma_max", "n", n)
+    if n == 1:
+        return math.inf
+    return 2.0 / math.sqrt(n * (n * n - 1) / 3.0)
+
+
 def sample_spd_laplace_eigenvalues(n: int, sigma: float, rng, n_steps: int = 2000, step=None, lam0=None) -> np.ndarray:
     """Random-walk Metropolis for lambda with the density of :func:`spd_laplace_log_density`.
 
@@ -107,6 +125,10 @@ def sample_spd_laplace_eigenvalues(n: int, sigma: float, rng, n_steps: int = 200
     where = "sample_spd_laplace_eigenvalues"
     n = check_int(where, "n", n)
     sigma = check_positive(where, "sigma", sigma)
+    smax = laplace_sigma_max(n)
+    if not sigma < smax:
+        raise ValueError(f"{where}: sigma = {sigma:.6g} is not below {smax:.6g}, where the Riemannian Laplace law on "
+                         f"SPD({n}) stops being normalisable (no such distribution; laplace_sigma_max)")
     n_steps = check_int(where, "n_steps", n_steps)
     step = 2.4 * sigma / math.sqrt(n) if step is None else check_positive(where, "step", step)
     lam = np.linspace(-1e-3, 1e-3, n) * sigma if lam0 is None else np.array(lam0, dtype=np.float64)
@@ -141,6 +163,11 @@ def dp_frechet_mean(problem, eps, D, rng, *, n_steps=2000, tol=1e-12, W_hat=None
     W_hat = M.check_point(W_hat, where=where)
     Delta = 2.0 * D / n
     sigma = Delta / eps
+    smax = laplace_sigma_max(M.n)
+    if not sigma < smax:
+        raise ValueError(f"{where}: sigma = 2 D / (n eps) = {sigma:.6g} (D = {D:g}, n = {n}, eps = {eps:g}) is not below "
+                         f"{smax:.6g}: the Riemannian Laplace law on SPD({M.n}) does not exist there "
+                         f"(needs n > {2.0 * D / (eps * smax):.6g})")
     U = haar_orthogonal(M.n, rng)
     lam = sample_spd_laplace_eigenvalues(M.n, sigma, rng, n_steps=n_steps)
     Z = (U * np.exp(lam)) @ U.T

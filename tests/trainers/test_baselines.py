@@ -13,7 +13,9 @@ from prirfed.reference.trainers.baselines import (
     dp_frechet_mean,
     dp_pgd,
     haar_orthogonal,
+    laplace_sigma_max,
     sample_spd_laplace_eigenvalues,
+    spd_laplace_log_density,
 )
 
 
@@ -102,3 +104,39 @@ def test_dp_frechet_mean_bad_input():
         dp_frechet_mean(P, eps=0.0, D=1.0, rng=rng)
     with pytest.raises(ValueError, match="sample_spd_laplace_eigenvalues: sigma"):
         sample_spd_laplace_eigenvalues(2, -1.0, rng)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_laplace_sigma_max_is_where_the_density_stops_decaying(n):
+    """Closed form: along the worst direction u = c / ||c|| (c_k = 2k - n - 1) the log-density has
+    asymptotic slope -1/sigma + ||c|| / 2, negative just below laplace_sigma_max(n) and positive
+    just above (an improper law). Along any other direction the slope is smaller (Cauchy-Schwarz),
+    checked on random directions. sqrt 2 for n = 2."""
+    c = np.array([2 * k - n - 1 for k in range(1, n + 1)], dtype=float)
+    u = c / np.linalg.norm(c)
+    smax = laplace_sigma_max(n)
+    for factor, sign in ((0.95, -1), (1.05, 1)):
+        s = factor * smax
+        slope = (spd_laplace_log_density(400 * u, s) - spd_laplace_log_density(200 * u, s)) / 200
+        assert math.isclose(slope, -1 / s + np.linalg.norm(c) / 2, rel_tol=1e-6)
+        assert np.sign(slope) == sign
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        v = rng.standard_normal(n)
+        v /= np.linalg.norm(v)
+        s = 1.0001 * smax
+        slope = (spd_laplace_log_density(400 * v, s) - spd_laplace_log_density(200 * v, s)) / 200
+        assert slope <= -1 / s + np.linalg.norm(c) / 2 + 1e-9
+    assert math.isclose(laplace_sigma_max(2), math.sqrt(2), rel_tol=1e-15)
+    assert laplace_sigma_max(1) == math.inf
+
+
+def test_laplace_law_beyond_its_sigma_max_is_refused():
+    """001 section 5.2's DP-FM at D_W = 1, eps = 0.1 and n = 10 has sigma = 2 > sqrt 2: no law."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="sample_spd_laplace_eigenvalues: sigma = 2 is not below 1.41421"):
+        sample_spd_laplace_eigenvalues(2, 2.0, rng)
+    pts = np.array([np.eye(2)] * 10)
+    P = SPDFrechetMean([pts[:5], pts[5:]])
+    with pytest.raises(ValueError, match=r"dp_frechet_mean: sigma = 2 D / \(n eps\) = 2 .*needs n > 14.14"):
+        dp_frechet_mean(P, eps=0.1, D=1.0, rng=rng, W_hat=np.eye(2))
