@@ -137,9 +137,13 @@ class SpherePCA(FederatedProblem):
         return x if x[k] > 0 else -x
 
     def angle_to_optimum(self, x) -> float:
-        """Angle in [0, pi/2] between the lines spanned by x and x*: atan2(||x - (x^T x*) x*||, |x^T x*|)."""
+        """Angle in [0, pi/2] between the lines spanned by x and x*: atan2(||x - (x^T x*) x*||, |x^T x*|).
+
+        x* is :attr:`x_star` (``optimum()`` computed once per problem), not a new eigendecomposition
+        per call: histories call this every recorded round (0.29 s per call at d + 1 = 784 before).
+        """
         x = self._x("angle_to_optimum", x)
-        s = self.optimum()
+        s = self.x_star
         a = float(x @ s)
         return math.atan2(float(np.linalg.norm(x - a * s)), abs(a))
 

@@ -313,3 +313,21 @@ def test_bad_points_and_indices_raise_naming_the_method():
         P.f_i(x, 0.5)
     with pytest.raises(ValueError, match="SpherePCA.rhess_ij"):
         P.rhess_ij(x, 0, 0, np.array([1.0, 0.0, 0.0]))
+
+
+def test_angle_to_optimum_solves_the_eigenproblem_once(monkeypatch):
+    """Histories call angle_to_optimum every recorded round: x* is computed once (x_star), and the
+    angle is the closed form: pi/4 for x = (x* + u)/sqrt 2 with u a unit vector orthogonal to x*."""
+    rng = np.random.default_rng(5)
+    P = SpherePCA([rng.standard_normal((20, 6)) for _ in range(3)])
+    calls = []
+    real = SpherePCA.optimum
+    monkeypatch.setattr(SpherePCA, "optimum", lambda self: calls.append(1) or real(self))
+    xs = P.x_star
+    u = rng.standard_normal(6)
+    u -= (u @ xs) * xs
+    u /= np.linalg.norm(u)
+    for _ in range(3):
+        assert P.angle_to_optimum((xs + u) / math.sqrt(2)) == pytest.approx(math.pi / 4, rel=1e-12)
+    assert P.angle_to_optimum(-xs) == pytest.approx(0.0, abs=1e-12)
+    assert len(calls) == 1
