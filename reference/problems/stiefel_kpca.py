@@ -162,9 +162,13 @@ class StiefelKPCA(FederatedProblem):
         return None
 
     def angles_to_optimum(self, X) -> np.ndarray:
-        """Principal angles between span(X) and the optimal subspace (002 section 5 reports their sum)."""
+        """Principal angles between span(X) and the optimal subspace (002 section 5 reports their sum).
+
+        X* is ``optimum()`` computed once per problem (histories call this every recorded round)."""
         X = self._x("angles_to_optimum", X)
-        return principal_angles(X, self.optimum())
+        if getattr(self, "_X_star", None) is None:
+            self._X_star = self.optimum()
+        return principal_angles(X, self._X_star)
 
     # ------------------------------------------------------------------ constants
     @property

@@ -261,3 +261,18 @@ def test_bad_input_raises():
         P.rgrad_ij(np.eye(3)[:, :2], 0, 2)
     with pytest.raises(ValueError, match="StiefelKPCA.rhess_ij"):
         P.rhess_ij(np.eye(3)[:, :2], 0, 0, np.eye(3)[:, :2])
+
+
+def test_angles_to_optimum_solve_the_eigenproblem_once_and_agree_with_scipy(monkeypatch):
+    """Histories call angles_to_optimum every recorded round: X* comes from one optimum() call, and
+    the angles equal scipy.linalg.subspace_angles to the top-r eigenvectors of A (independent eigh)."""
+    rng = np.random.default_rng(6)
+    P = StiefelKPCA([rng.standard_normal((30, 7)) for _ in range(3)], 2)
+    calls = []
+    real = StiefelKPCA.optimum
+    monkeypatch.setattr(StiefelKPCA, "optimum", lambda self: calls.append(1) or real(self))
+    U = np.linalg.eigh(P.A)[1][:, ::-1][:, :2]
+    for _ in range(3):
+        X = np.linalg.qr(rng.standard_normal((7, 2)))[0]
+        np.testing.assert_allclose(np.sort(P.angles_to_optimum(X)), np.sort(scipy.linalg.subspace_angles(X, U)), atol=1e-10)
+    assert len(calls) == 1
