@@ -77,15 +77,10 @@ def stiefel_kpca_rgrad_batch_kernel(X, Z, J, c):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_mean_kernel(X, A):
-    """grad f_i(X) = P_X(-A_i X) (002 (3): f_i = -(1/2) tr(X^T A_i X), nabla f_i = -A_i X)."""
-    d, r = X.shape
-    G = np.zeros((d, r))
-    for l in range(d):
-        for m in range(d):
-            t = A[l, m]
-            for a in range(r):
-                G[l, a] -= t * X[m, a]
-    return stiefel_proj_kernel(X, G)
+    """grad f_i(X) = P_X(-A_i X) (002 (3): f_i = -(1/2) tr(X^T A_i X), nabla f_i = -A_i X). The product
+    is one BLAS dgemm (np.dot in Numba), as the reference's ``-A_i @ X``: this O(d^2 r) product is the
+    cost of a local step at 002's sizes (d = 200, 784)."""
+    return stiefel_proj_kernel(X, -np.dot(np.ascontiguousarray(A), np.ascontiguousarray(X)))
 
 
 def _c(a):
