@@ -9,7 +9,6 @@ Proofs note: proofs_notes/experiments.md.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -22,13 +21,12 @@ import pytest
 from prirfed import cli
 from prirfed.experiments import EXPERIMENTS
 from prirfed.experiments.custom import build_problem, config_from_toml, experiment_from_toml, load_toml
+from exp_helpers import read_csv
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _doc(**sections):

@@ -7,38 +7,29 @@ Proofs note: proofs_notes/experiment_dprgd_fig1.md.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
 
-from prirfed.experiments import reproduce
 from prirfed.experiments.dprgd_fig1 import fm_sigma_max
 from prirfed.experiments.framework import trial_seeds
 from prirfed.reference.data.synthetic import eigengap_data
-from prirfed.reference.trainers.baselines import spd_laplace_log_density
+from prirfed.reference.trainers.baselines import laplace_sigma_max
+from exp_helpers import read_csv, run_tiny, gdp_eps
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(out, **kw):
-    kw.setdefault("mode", "tiny")
-    kw.setdefault("backend", "reference")
-    kw.setdefault("progress", False)
-    return reproduce("dprgd-fig1", out, **kw)
+    return run_tiny("dprgd-fig1", out, **kw)
 
 
 def _gdp_eps(mu, delta):
-    """Exact eps of a mu-GDP mechanism at delta (Dong, Roth, Su 2022, Cor. 2.13), by root finding."""
-    g = lambda e: stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta  # noqa: E731
-    return optimize.brentq(g, 0.0, 500.0, xtol=1e-12)
+    return gdp_eps(mu, delta, hi=500.0)
 
 
 @pytest.fixture(scope="module")
@@ -101,19 +92,13 @@ def test_panel_a_T_sigma_lambda_and_privacy(tiny):
             assert exact <= float(row["eps_rigorous"]) <= 1.5 * exact
 
 
-@pytest.mark.parametrize("r", [2, 3, 4])
+@pytest.mark.parametrize("r", [1, 2, 3, 4])
 def test_fm_sigma_max_is_the_normalisability_threshold(r):
-    """Along the worst direction u (c_k = 2k - r - 1, normalised) the log-density of the Laplace law
-    in polar coordinates (baselines.spd_laplace_log_density) has slope -1/sigma + ||c|| / 2: it
-    decreases for sigma just below fm_sigma_max(r) and increases just above (improper law)."""
-    c = np.array([2 * k - r - 1 for k in range(1, r + 1)], dtype=float)
-    u = c / np.linalg.norm(c)
-    smax = fm_sigma_max(r)
-    for factor, sign in ((0.95, -1), (1.05, 1)):
-        s = factor * smax
-        slope = (spd_laplace_log_density(400 * u, s) - spd_laplace_log_density(200 * u, s)) / 200
-        assert math.isclose(slope, -1 / s + np.linalg.norm(c) / 2, rel_tol=1e-6)
-        assert np.sign(slope) == sign
+    """The experiment refuses grids by the Laplace law's existence bound of the reference baseline
+    (derived and checked against the log-density's slope in
+    tests/trainers/test_baselines.py::test_laplace_sigma_max_is_where_the_density_stops_decaying):
+    the same function, and sqrt 2 at 001's r = 2."""
+    assert fm_sigma_max(r) == laplace_sigma_max(r)
     assert math.isclose(fm_sigma_max(2), math.sqrt(2), rel_tol=1e-15)
 
 

@@ -8,7 +8,6 @@ with clear errors. Proofs note: proofs_notes/experiments.md.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -20,11 +19,10 @@ from scipy import integrate, optimize, special, stats
 from prirfed import cli
 from prirfed.experiments import EXPERIMENTS, reproduce
 from prirfed.experiments.framework import SerialExecutor, trial_seeds
+from exp_helpers import read_csv
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(name, out, **kw):

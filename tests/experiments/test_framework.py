@@ -9,7 +9,6 @@ configuration, whose ``run_trial`` is a module-level function that worker proces
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
@@ -23,11 +22,10 @@ import prirfed.experiments as experiments
 from prirfed import cli
 from prirfed.experiments.custom import experiment_from_toml
 from prirfed.experiments.framework import Check, Experiment, make_executor, reproduce, reproduce_all
+from exp_helpers import read_csv
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 # ----------------------------------------------------------------------------- stand-in experiments

@@ -5,29 +5,24 @@ tests/experiments/test_experiments.py. Proofs note: proofs_notes/experiment_prir
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
 
 from prirfed.experiments import reproduce
 from prirfed.experiments.prirfed_fig1 import SIZES_SOURCE, column_settings, make_config
 from prirfed.reference.data.synthetic import federated_eigengap_data
 from prirfed.reference.problems.sphere_pca import SpherePCA
+from exp_helpers import read_csv, gdp_eps
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _gdp_eps(mu, delta):
-    """Exact eps at delta of a mu-GDP mechanism (Dong, Roth, Su 2022, Cor. 2.13), by root finding."""
-    f = lambda e: stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta  # noqa: E731
-    return optimize.brentq(f, 0.0, 200.0, xtol=1e-12)
+    return gdp_eps(mu, delta, hi=200.0)
 
 
 def test_sizes_are_recorded_as_our_choice():

@@ -7,7 +7,6 @@ Proofs note: proofs_notes/experiment_prirfed_fig2.md.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
@@ -25,11 +24,10 @@ from prirfed.experiments.prirfed_fig2 import (
     preprocess,
     scenario_problem,
 )
+from exp_helpers import read_csv
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(out, **overrides):

@@ -6,35 +6,26 @@ Proofs note: proofs_notes/experiment_prirfed_fig3.md.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
 
-from prirfed.experiments import reproduce
 from prirfed.experiments.prirfed_fig3 import make_config, run_spd_trial
+from exp_helpers import read_csv, run_tiny, gdp_eps
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(out, **kw):
-    kw.setdefault("mode", "tiny")
-    kw.setdefault("backend", "reference")
-    kw.setdefault("progress", False)
-    return reproduce("prirfed-fig3", out, **kw)
+    return run_tiny("prirfed-fig3", out, **kw)
 
 
 def _gdp_eps(mu, delta):
-    """Exact eps of a mu-GDP mechanism at delta (Dong, Roth, Su 2022, Cor. 2.13), by root finding."""
-    g = lambda e: stats.norm.cdf(-e / mu + mu / 2) - math.exp(e) * stats.norm.cdf(-e / mu - mu / 2) - delta  # noqa: E731
-    return optimize.brentq(g, 0.0, 200.0, xtol=1e-12)
+    return gdp_eps(mu, delta, hi=200.0)
 
 
 @pytest.fixture(scope="module")

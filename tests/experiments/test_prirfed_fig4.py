@@ -7,27 +7,21 @@ Proofs note: proofs_notes/experiment_prirfed_fig4.md.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 
 import numpy as np
 import pytest
 
-from prirfed.experiments import reproduce
 from prirfed.experiments.prirfed_fig4 import resolve_data
+from exp_helpers import read_csv, run_tiny
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(out, **kw):
-    kw.setdefault("mode", "tiny")
-    kw.setdefault("backend", "reference")
-    kw.setdefault("progress", False)
-    return reproduce("prirfed-fig4", out, **kw)
+    return run_tiny("prirfed-fig4", out, **kw)
 
 
 def test_tiny_fallback_outputs_and_disclosure(tmp_path):

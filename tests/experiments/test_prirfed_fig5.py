@@ -6,7 +6,6 @@ Proofs note: proofs_notes/experiment_prirfed_fig5.md.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
@@ -14,24 +13,20 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from prirfed.experiments import EXPERIMENTS, reproduce
+from prirfed.experiments import EXPERIMENTS
 from prirfed.experiments import prirfed_fig5 as f5
 from prirfed.reference.manifolds import Lorentz
 from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction
+from exp_helpers import read_csv, run_tiny
 
 NAME = "prirfed-fig5"
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(out, **kw):
-    kw.setdefault("mode", "tiny")
-    kw.setdefault("backend", "reference")
-    kw.setdefault("progress", False)
-    return reproduce(NAME, out, **kw)
+    return run_tiny(NAME, out, **kw)
 
 
 @pytest.fixture(scope="module")

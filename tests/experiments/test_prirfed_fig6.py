@@ -6,31 +6,26 @@ bad configurations refused. Proofs note: proofs_notes/experiment_prirfed_fig6.md
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
 import numpy as np
 import pytest
 
-from prirfed.experiments import EXPERIMENTS, reproduce
+from prirfed.experiments import EXPERIMENTS
 from prirfed.experiments import prirfed_fig5 as f5
 from prirfed.experiments import prirfed_fig6 as f6
 from prirfed.reference.manifolds import Lorentz
+from exp_helpers import read_csv, run_tiny
 
 NAME = "prirfed-fig6"
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(out, **kw):
-    kw.setdefault("mode", "tiny")
-    kw.setdefault("backend", "reference")
-    kw.setdefault("progress", False)
-    return reproduce(NAME, out, **kw)
+    return run_tiny(NAME, out, **kw)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ Proofs note: proofs_notes/experiment_rfed_figs.md.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import warnings
@@ -23,14 +22,13 @@ from scipy.linalg import subspace_angles
 from prirfed.experiments import EXPERIMENTS, reproduce
 from prirfed.experiments import _rfed_common as rc
 from prirfed.experiments.framework import trial_seeds
+from exp_helpers import read_csv
 
 FIGS = {"rfed-fig2": "fig2", "rfed-fig3": "fig3", "rfed-fig4": "fig4", "rfed-fig5": "fig5", "rfed-fig6": "fig6",
         "rfed-fig7": "fig7"}
 
 
-def _csv(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+_csv = read_csv
 
 
 def _run(name, out, **kw):
