@@ -85,8 +85,13 @@ def reproduced_page(folder: Path, srcdir: Path) -> str:
     outs = reproduced_outputs(folder)
     if not outs:
         return (f"**{NOT_GENERATED}.** No experiment outputs are committed in `docs/reproduced/`; run "
-                "`prirfed reproduce all --quick --out docs/reproduced` and rebuild the docs.\n")
-    lines = []
+                "`PRIRFED_DATA=/nonexistent prirfed reproduce all --quick --out docs/reproduced` and rebuild the docs.\n")
+    lines = ["These are the committed outputs of `PRIRFED_DATA=/nonexistent prirfed reproduce all --quick "
+             "--out docs/reproduced`: the scaled-down `--quick` sizes, on bundled (scikit-learn) and synthetic data "
+             "only, so that any machine regenerates exactly this page (with the shared MNIST and WordNet files, "
+             "the real-data experiments use them instead and say so). `tests/docs/test_reproduced.py` fails when "
+             "an experiment's configuration changes and these outputs were not regenerated. Each summary states "
+             "the paper's claims and whether this run shows them, computed from the run's CSVs.", ""]
     for p in outs:
         cfg = json.loads((p / "config.json").read_text())
         lines += [f"## {p.name}", "",

@@ -5,6 +5,12 @@ the hash of the experiment's current configuration ``make_config(mode, seed, bac
 ``prirfed reproduce all --quick --out docs/reproduced`` would write it now), the mode must be
 ``quick``, and the reproduced-figures page must show exactly those experiments. With no outputs
 the test still runs: the page must then say it is not generated and claim no experiment.
+
+The committed outputs are generated without the shared data folder
+(``PRIRFED_DATA=/nonexistent prirfed reproduce all --quick --out docs/reproduced``: bundled and
+synthetic data), because an experiment's configuration records which data it found; so the
+configurations are recomputed here with ``PRIRFED_DATA`` pointing nowhere, and the check means the
+same on every machine, with or without ``../shared/data``.
 """
 
 import importlib.util
@@ -25,7 +31,8 @@ def _gen_pages():
     return mod
 
 
-def test_committed_outputs_match_the_current_configuration():
+def test_committed_outputs_match_the_current_configuration(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRIRFED_DATA", str(tmp_path / "no-shared-data"))
     g = _gen_pages()
     outs = g.reproduced_outputs(DOCS / "reproduced")
     page = g.reproduced_page(DOCS / "reproduced", DOCS)
@@ -48,7 +55,7 @@ def test_committed_outputs_match_the_current_configuration():
         assert config_hash(now) == rec["config_hash"], (
             f"{p}: stale: committed outputs were made with configuration hash {rec['config_hash']}, the current "
             f"make_config('quick', {rec['seed']}, {cfg['backend']!r}) hashes to {config_hash(now)}; rerun "
-            "`prirfed reproduce all --quick --out docs/reproduced`")
+            "`PRIRFED_DATA=/nonexistent prirfed reproduce all --quick --out docs/reproduced`")
 
 
 def test_page_generator_on_a_synthetic_output(tmp_path):
