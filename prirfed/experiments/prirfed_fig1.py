@@ -143,17 +143,6 @@ def local_sigma(config: dict, cs: dict, tau: float, N_i: int, eps: float) -> flo
     return float(paper_sigma_dp_rsvrg(eps, delta, cs["m"], cs["K"], tau, N_i))
 
 
-def _trainer(backend):
-    """The raw PriRFed function of a backend (kept for tests/experiments/test_experiments.py);
-    :func:`run_trial` goes through :func:`prirfed.backend.trainers`, which falls back to the
-    reference with a warning for settings the verified loop does not fuse."""
-    if backend == "verified":
-        from prirfed.verified.trainers.prirfed import prirfed
-    else:
-        from prirfed.reference.trainers.prirfed import prirfed
-    return prirfed
-
-
 def run_trial(config: dict, spec: dict, seq) -> dict:
     D, N, N_i, T = config["D"], config["N"], config["N_i"], config["T"]
     data_seq, x0_seq, *run_seqs = seq.spawn(2 + len(config["columns"]) * len(config["eps"]))

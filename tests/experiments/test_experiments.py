@@ -250,11 +250,14 @@ def test_column_settings_follow_the_caption_of_000_figure_1():
     assert c["alpha"] == pytest.approx(1 / (10 * 100 ** (1 / 3) * 4.0), rel=1e-14)  # N^(2/3) = 100^(1/3) at N = 10
 
 
-def test_backend_selects_the_trainer():
-    """--backend verified runs the fused Numba twin (same signature), reference the NumPy one."""
-    from prirfed.experiments.prirfed_fig1 import _trainer
-    from prirfed.reference.trainers import prirfed as ref
-    from prirfed.verified.trainers import prirfed as ver
+def test_backend_selects_the_trainer(tmp_path, monkeypatch):
+    """run_trial takes its PriRFed from prirfed.backend.trainers(config["backend"]) (once per trial):
+    the namespace asked for is the configured backend."""
+    from prirfed.experiments import prirfed_fig1
 
-    assert _trainer("verified") is ver.prirfed
-    assert _trainer("reference") is ref.prirfed
+    asked = []
+    real = prirfed_fig1.trainers
+    monkeypatch.setattr(prirfed_fig1, "trainers", lambda backend: asked.append(backend) or real(backend))
+    r = _run("prirfed-fig1", tmp_path / "ref", backend="reference", overrides=dict(repeats=1, columns=["b"], eps=[0.15]))
+    assert r["config"]["backend"] == "reference"
+    assert asked == ["reference"]
