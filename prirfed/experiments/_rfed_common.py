@@ -225,9 +225,10 @@ def make_problem(config: dict, setting: dict, rng: np.random.Generator):
 class _CachedOptimum:
     """Caches A, its eigenvalues and the optimum of a problem whose data never change.
 
-    The trainers' ``History`` records the angle to the optimum every round through
-    ``angle_to_optimum``/``angles_to_optimum``, which call ``optimum()``: an ``eigh`` of the d x d
-    matrix A (and, for the sphere, A rebuilt from all n agents) per round. The values are the
+    The reference classes rebuild A from all n agents on every access (a property) and evaluate the
+    global f and grad f as loops over agents; the trainers' ``History`` reads f and ||grad f|| every
+    recorded round. (The angle to the optimum is already computed from x* once per problem by the
+    reference classes: ``SpherePCA.x_star``, ``StiefelKPCA.angles_to_optimum``.) The values are the
     parent class's, computed once.
     """
 
