@@ -79,9 +79,11 @@ from prirfed.verified.problems import HyperbolicStructuredPrediction as VerHSP  
 from prirfed.verified.problems import SPDFrechetMean as VerSPD  # noqa: E402
 from prirfed.verified.problems import SpherePCA as VerSpherePCA  # noqa: E402
 from prirfed.reference.trainers.base import History  # noqa: E402
-from prirfed.reference.trainers.prirfed import _per_agent, step_sizes  # noqa: E402
-from prirfed.verified.trainers.prirfed import AGG_KARCHER, AGG_TANGENT, LOCAL_DP_RSGD, LOCAL_DP_RSVRG  # noqa: E402
-from prirfed.verified.trainers.prirfed import problem_arrays, prirfed_loop  # noqa: E402
+from prirfed.reference.trainers.base import per_agent  # noqa: E402
+from prirfed.reference.trainers.prirfed import step_sizes  # noqa: E402
+from prirfed.verified.trainers.arrays import problem_arrays  # noqa: E402
+from prirfed.verified.trainers.codes import AGG_KARCHER, AGG_TANGENT, LOCAL_DP_RSGD, LOCAL_DP_RSVRG  # noqa: E402
+from prirfed.verified.trainers.prirfed import prirfed_loop  # noqa: E402
 from prirfed.verified.trainers.prirfed import prirfed as ver_prirfed  # noqa: E402
 
 # CPU time of this process: the project machine is shared (load average ~10 on 2 cores while the other
@@ -155,7 +157,7 @@ def _stiefel(T):
     kw = dict(s=2, alpha=0.05, local="dp_rsgd", K=3, b=50, m=1, sigma=paper_sigma_dp_rsgd(0.15, 1e-5, 3, 1.0, N_i), tau=1.0)
     S = Setting("stiefel", "002 (3): Stiefel kPCA St(20, 3) (synthetic), N=10, N_i=100, s=2, K=3, b=50", ref, ver, x0, T,
                 kw, d)
-    S.fused = False  # its own loop (prirfed.verified.trainers.stiefel), not timed alone here
+    S.fused = False  # the Stiefel specialisation of the same loops, not timed alone here
     return S
 
 
@@ -248,18 +250,17 @@ def fused_call(S: Setting, T, rng):
     """A closure calling :func:`prirfed_loop` itself with the arguments the verified wrapper builds (the
     same preparation: problem_arrays, step sizes, per-agent sigma and b), history at rounds 0 and T."""
     kw = S.kw
-    geom, prob, n, Z, C, offsets = problem_arrays("bench", S.ver)
+    arrays = problem_arrays("bench", S.ver)
     N = S.ver.N
     alphas = step_sizes("bench", kw["alpha"], T)
-    sigmas = _per_agent("bench", "sigma", kw["sigma"], N)
-    bs = _per_agent("bench", "b", S.ver.sizes if kw["b"] is None else kw["b"], N).astype(np.int64)
-    sizes = np.asarray(S.ver.sizes, dtype=np.int64)
+    sigmas = per_agent("bench", "sigma", kw["sigma"], N)
+    bs = per_agent("bench", "b", S.ver.sizes if kw["b"] is None else kw["b"], N).astype(np.int64)
     x0 = np.ascontiguousarray(S.x0, dtype=np.float64).ravel()
     tau = float(kw["tau"])
     agg = AGG_KARCHER if kw.get("aggregation", "tangent") == "karcher" else AGG_TANGENT
     local = LOCAL_DP_RSGD if kw["local"] == "dp_rsgd" else LOCAL_DP_RSVRG
-    return lambda: prirfed_loop(geom, prob, n, x0, T, kw["s"], alphas, rng, Z, C, offsets, sizes, local, kw["K"], bs,
-                                kw["m"], sigmas, tau, tau, tau, 1, 1, T, agg)
+    return lambda: prirfed_loop(*arrays, x0, T, kw["s"], alphas, rng, local, kw["K"], bs, kw["m"], sigmas, tau, tau,
+                                tau, 1, 1, T, agg)
 
 
 def run_setting(S: Setting, repeats_ref, repeats_ver):

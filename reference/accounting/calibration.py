@@ -33,7 +33,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from .events import _check_int, check_delta, check_epsilon
+from prirfed.reference.checks import check_int as _check_int
+
+from .events import check_delta, check_epsilon
 from .prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
 from .rdp import RdpAccountant
 

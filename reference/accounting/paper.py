@@ -25,13 +25,14 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from prirfed.reference.checks import check_int as _check_int
+
 from .events import (
     Composed,
     EpsilonDelta,
     Event,
     SampledWithoutReplacement,
     SelfComposed,
-    _check_int,
     check_delta,
     check_epsilon,
     check_probability,

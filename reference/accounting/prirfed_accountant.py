@@ -44,6 +44,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
+from prirfed.reference.checks import check_int as _check_int
+
 from .events import (
     Activation,
     EpsilonDelta,
@@ -52,7 +54,6 @@ from .events import (
     MixtureOfGaussians,
     SampledWithoutReplacement,
     SelfComposed,
-    _check_int,
     check_delta,
     check_epsilon,
     check_probability,

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from prirfed.reference.accounting.calibration import paper_sigma_dp_rsgd
+from prirfed.reference.checks import check_int, check_real
 from prirfed.reference.manifolds.base import zeta
 
 __all__ = [
@@ -37,21 +38,8 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- checks
-def _pos(where, name, x, allow_zero=False):
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: {name} must be a real number (got {x!r})") from None
-    ok = math.isfinite(x) and (x >= 0 if allow_zero else x > 0)
-    if not ok:
-        raise ValueError(f"{where}: {name} must be finite and {'>= 0' if allow_zero else '> 0'} (got {name} = {x!r})")
-    return x
 
 
-def _int(where, name, x, lo=1):
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or int(x) < lo:
-        raise ValueError(f"{where}: {name} must be an integer >= {lo} (got {x!r})")
-    return int(x)
 
 
 def _output(where, output, required):
@@ -60,15 +48,15 @@ def _output(where, output, required):
 
 
 def _batch(where, b, n):
-    n = _int(where, "n", n)
-    b = _int(where, "b", b)
+    n = check_int(where, "n", n)
+    b = check_int(where, "b", b)
     if b > n:
         raise ValueError(f"{where}: batch size b must be <= n (got b = {b}, n = {n})")
     return b, n
 
 
 def _c_l(where, c_l):
-    c_l = _pos(where, "c_l", c_l)
+    c_l = check_real(where, "c_l", c_l)
     if c_l > 1.0:
         raise ValueError(f"{where}: c_l must be <= 1: with the density of Definition 3, E||eps||_w^2 = d sigma^2 "
                          f"for every metric, so d sigma^2 / c_l understates it when c_l > 1 (got c_l = {c_l:.6g}; ERRATA E42)")
@@ -95,9 +83,9 @@ def lemma_1_bound(b: float, c: float, A: float, kappa_min: float, D: float) -> f
     neighbourhood, whose diameter bounds them) and ``0 <= A <= pi``.
     """
     where = "lemma_1_bound"
-    b = _pos(where, "b", b, allow_zero=True)
-    c = _pos(where, "c", c, allow_zero=True)
-    D = _pos(where, "D", D, allow_zero=True)
+    b = check_real(where, "b", b, allow_zero=True)
+    c = check_real(where, "c", c, allow_zero=True)
+    D = check_real(where, "D", D, allow_zero=True)
     A = float(A)
     if not (0.0 <= A <= math.pi):
         raise ValueError(f"{where}: the angle A must lie in [0, pi] (got A = {A!r})")
@@ -116,9 +104,9 @@ def lemma_4_bound(L0: float, d: int, sigma: float, c_l: float = 1.0) -> float:
     :math:`\sigma^2\mathrm{tr}(G_w^{-1})` is the Euclidean norm of the coordinates), so the printed
     bound holds only for ``c_l <= 1`` (checked; ERRATA E42); ``c_l = 1`` in orthonormal coordinates."""
     where = "lemma_4_bound"
-    L0 = _pos(where, "L0", L0, allow_zero=True)
-    d = _int(where, "d", d)
-    sigma = _pos(where, "sigma", sigma, allow_zero=True)
+    L0 = check_real(where, "L0", L0, allow_zero=True)
+    d = check_int(where, "d", d)
+    sigma = check_real(where, "sigma", sigma, allow_zero=True)
     c_l = _c_l(where, c_l)
     return _G2(L0, d, sigma, c_l)
 
@@ -140,17 +128,17 @@ def theorem_1_sigma(eps: float, delta: float, T: int, L0: float, n: int, c: floa
 def theorem_2_step_size(D: float, L0: float, d: int, sigma: float, varsigma: float, T: int, c_l: float = 1.0) -> float:
     r"""Step size of Theorem 2 of 001: :math:`\eta = D_{\mathcal W}/\sqrt{(L_0^2+d\sigma^2c_l^{-1})\varsigma T}`."""
     where = "theorem_2_step_size"
-    D = _pos(where, "D", D)
+    D = check_real(where, "D", D)
     G2 = lemma_4_bound(L0, d, sigma, c_l)
     if G2 <= 0:
         raise ValueError(f"{where}: L0^2 + d sigma^2 / c_l must be > 0 (got L0 = {L0!r}, sigma = {sigma!r})")
     varsigma = _varsigma(where, varsigma)
-    T = _int(where, "T", T)
+    T = check_int(where, "T", T)
     return D / math.sqrt(G2 * varsigma * T)
 
 
 def _varsigma(where, varsigma):
-    varsigma = _pos(where, "varsigma", varsigma)
+    varsigma = check_real(where, "varsigma", varsigma)
     if varsigma < 1.0:
         raise ValueError(f"{where}: the curvature constant varsigma is >= 1 by definition (got {varsigma!r})")
     return varsigma
@@ -192,8 +180,8 @@ def theorem_2_bound(D: float, L0: float, d: int, sigma: float, varsigma: float, 
 def theorem_3_step_sizes(beta: float, T: int) -> np.ndarray:
     r"""Step sizes of Theorem 3 of 001: :math:`\eta_t = 1/(\beta(t+1))`, ``t = 0..T-1``."""
     where = "theorem_3_step_sizes"
-    beta = _pos(where, "beta", beta)
-    T = _int(where, "T", T)
+    beta = check_real(where, "beta", beta)
+    T = check_int(where, "T", T)
     return 1.0 / (beta * (np.arange(T) + 1.0))
 
 
@@ -220,14 +208,14 @@ def theorem_3_bound(beta: float, L0: float, d: int, sigma: float, varsigma: floa
 # ----------------------------------------------------------------------------- Theorem 4
 def _theorem_4_common(where, Delta0, tau, L0, L1, eta, d, sigma, T, c_l, b, n, output):
     _output(where, output, 1)
-    Delta0 = _pos(where, "Delta0", Delta0, allow_zero=True)
-    tau = _pos(where, "tau", tau)
-    L0 = _pos(where, "L0", L0, allow_zero=True)
-    L1 = _pos(where, "L1", L1)
-    eta = _pos(where, "eta", eta)
-    d = _int(where, "d", d)
-    sigma = _pos(where, "sigma", sigma, allow_zero=True)
-    T = _int(where, "T", T, lo=0)
+    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
+    tau = check_real(where, "tau", tau)
+    L0 = check_real(where, "L0", L0, allow_zero=True)
+    L1 = check_real(where, "L1", L1)
+    eta = check_real(where, "eta", eta)
+    d = check_int(where, "d", d)
+    sigma = check_real(where, "sigma", sigma, allow_zero=True)
+    T = check_int(where, "T", T, low=0)
     c_l = _c_l(where, c_l)
     b, n = _batch(where, b, n)
     if not eta < 1.0 / L1:
@@ -282,13 +270,13 @@ def theorem_4_T(n: int, eps: float, delta: float, d: int, L0: float, c_l: float 
     r"""The paper's choice in Theorem 4 of 001: :math:`T=\log\big(n^2\epsilon^2c_l/(dL_0^2\log(1/\delta))\big)`
     (a real number; round it up to run). Raises if it is not positive (the theorem then says nothing)."""
     where = "theorem_4_T"
-    n = _int(where, "n", n)
-    eps = _pos(where, "eps", eps)
-    delta = _pos(where, "delta", delta)
+    n = check_int(where, "n", n)
+    eps = check_real(where, "eps", eps)
+    delta = check_real(where, "delta", delta)
     if delta >= 1:
         raise ValueError(f"{where}: delta must be in (0, 1) (got {delta!r})")
-    d = _int(where, "d", d)
-    L0 = _pos(where, "L0", L0)
+    d = check_int(where, "d", d)
+    L0 = check_real(where, "L0", L0)
     c_l = _c_l(where, c_l)
     T = math.log(n * n * eps * eps * c_l / (d * L0 * L0 * math.log(1.0 / delta)))
     if T <= 0:
@@ -312,13 +300,13 @@ def theorem_5_bound(Delta0: float, L1: float, d: int, sigma: float, T: int, c_l:
     """
     where = "theorem_5_bound"
     _output(where, output, 2)
-    Delta0 = _pos(where, "Delta0", Delta0, allow_zero=True)
-    L1 = _pos(where, "L1", L1)
-    d = _int(where, "d", d)
-    sigma = _pos(where, "sigma", sigma, allow_zero=True)
-    T = _int(where, "T", T)
+    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
+    L1 = check_real(where, "L1", L1)
+    d = check_int(where, "d", d)
+    sigma = check_real(where, "sigma", sigma, allow_zero=True)
+    T = check_int(where, "T", T)
     c_l = _c_l(where, c_l)
-    L0 = _pos(where, "L0", L0, allow_zero=True)
+    L0 = check_real(where, "L0", L0, allow_zero=True)
     b, n = _batch(where, b, n)
     if eta is not None:
         _check_eta(where, eta, 1.0 / L1)

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from prirfed.reference.checks import check_int, check_real
 from prirfed.reference.manifolds import zeta as _zeta
 
 __all__ = [
@@ -33,23 +34,8 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------------------- helpers
-def _pos(where, name, v, *, strict=True):
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: {name} must be a real number (got {v!r})") from None
-    if not math.isfinite(v) or (v <= 0 if strict else v < 0):
-        raise ValueError(f"{where}: {name} must be finite and {'> 0' if strict else '>= 0'} (got {v})")
-    return v
 
 
-def _int(where, name, v, lo=1):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise ValueError(f"{where}: {name} must be an integer (got {v!r})")
-    v = int(v)
-    if v < lo:
-        raise ValueError(f"{where}: {name} must be >= {lo} (got {v})")
-    return v
 
 
 def _agents(where, N_i, sigma):
@@ -73,9 +59,9 @@ def _noise_sum(n, s):
 
 def _full_participation(where, n, s, K, b):
     N = n.size
-    if _int(where, "s", s) != N:
+    if check_int(where, "s", s) != N:
         raise ValueError(f"{where}: precondition s_t = N violated (s = {s}, N = {N})")
-    if _int(where, "K", K) != 1:
+    if check_int(where, "K", K) != 1:
         raise ValueError(f"{where}: precondition K = 1 violated (K = {K})")
     if b is not None:
         bb = np.asarray(b, dtype=np.float64)
@@ -97,10 +83,10 @@ def theorem_5_1_bound(gap0, T, alpha, L_g, d, N_i, sigma, *, s, K=1, b=None):
     Option 1; clipping inactive (tau >= L_f) so that eta = grad f_i + eps.
     """
     where = "theorem_5_1_bound"
-    gap0 = _pos(where, "gap0 = f(x0) - f*", gap0, strict=False)
-    T = _int(where, "T", T)
-    alpha, L_g = _pos(where, "alpha", alpha), _pos(where, "L_g", L_g)
-    d = _int(where, "d", d)
+    gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
+    T = check_int(where, "T", T)
+    alpha, L_g = check_real(where, "alpha", alpha), check_real(where, "L_g", L_g)
+    d = check_int(where, "d", d)
     n, sg = _agents(where, N_i, sigma)
     _full_participation(where, n, s, K, b)
     if alpha > 1.0 / L_g:
@@ -118,9 +104,9 @@ def theorem_5_2_step_sizes_ok(a, p, L_g, delta) -> bool:
     invalid inputs (a <= 0, L_g <= 0, delta outside (0, 1), non-finite) raise ``ValueError``.
     """
     where = "theorem_5_2_step_sizes_ok"
-    a, L_g = _pos(where, "a", a), _pos(where, "L_g", L_g)
-    p = _pos(where, "p", p, strict=False)
-    delta = _pos(where, "delta", delta)
+    a, L_g = check_real(where, "a", a), check_real(where, "L_g", L_g)
+    p = check_real(where, "p", p, allow_zero=True)
+    delta = check_real(where, "delta", delta)
     if not delta < 1:
         raise ValueError(f"{where}: delta must lie in (0, 1) (got {delta})")
     return bool(0.5 < p <= 1.0 and L_g * a <= 2.0 * delta)
@@ -139,14 +125,14 @@ def theorem_5_2_bound(gap0, alphas, L_g, delta, d, N_i, sigma, *, s, K=1, b=None
     Preconditions: s = N, K = 1, b_i = N_i, 0 < delta < 1, L_g alpha_t <= 2 delta for all t.
     """
     where = "theorem_5_2_bound"
-    gap0 = _pos(where, "gap0 = f(x0) - f*", gap0, strict=False)
-    L_g, delta = _pos(where, "L_g", L_g), _pos(where, "delta", delta)
+    gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
+    L_g, delta = check_real(where, "L_g", L_g), check_real(where, "delta", delta)
     if not delta < 1:
         raise ValueError(f"{where}: precondition 0 < delta < 1 violated (delta = {delta})")
     a = np.asarray(alphas, dtype=np.float64).reshape(-1)
     if a.size == 0 or np.any(~np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"{where}: step sizes must be a non-empty sequence of positive numbers (got {alphas!r})")
-    d = _int(where, "d", d)
+    d = check_int(where, "d", d)
     n, sg = _agents(where, N_i, sigma)
     _full_participation(where, n, s, K, b)
     worst = float(np.max(L_g * a))
@@ -170,10 +156,10 @@ def theorem_5_3_bound(dist0, T, alpha, L_g, d, N_i, sigma, kappa_min, M, *, s, K
     by Delta^0 <= (L_g/2) dist^2 <= dist^2/(2 alpha), which gives the same conclusion.
     """
     where = "theorem_5_3_bound"
-    dist0 = _pos(where, "dist0 = dist(x0, x*)", dist0, strict=False)
-    T = _int(where, "T", T)
-    alpha, L_g = _pos(where, "alpha", alpha), _pos(where, "L_g", L_g)
-    d = _int(where, "d", d)
+    dist0 = check_real(where, "dist0 = dist(x0, x*)", dist0, allow_zero=True)
+    T = check_int(where, "T", T)
+    alpha, L_g = check_real(where, "alpha", alpha), check_real(where, "L_g", L_g)
+    d = check_int(where, "d", d)
     n, sg = _agents(where, N_i, sigma)
     _full_participation(where, n, s, K, b)
     if alpha > 1.0 / (2.0 * L_g):
@@ -201,19 +187,19 @@ def theorem_5_4_bound(gap0, T, alpha, L_g, mu, d, v, N_i, sigma, *, s, K=1, b=No
     Preconditions: all N_i equal, s = S < N, K = 1, b_i = N_i, alpha <= 1/L_g, Option 1.
     """
     where = "theorem_5_4_bound"
-    gap0 = _pos(where, "gap0 = f(x0) - f*", gap0, strict=False)
-    T = _int(where, "T", T)
-    alpha, L_g, mu = _pos(where, "alpha", alpha), _pos(where, "L_g", L_g), _pos(where, "mu", mu)
-    d = _int(where, "d", d)
-    v = _pos(where, "v", v, strict=False)
+    gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
+    T = check_int(where, "T", T)
+    alpha, L_g, mu = check_real(where, "alpha", alpha), check_real(where, "L_g", L_g), check_real(where, "mu", mu)
+    d = check_int(where, "d", d)
+    v = check_real(where, "v", v, allow_zero=True)
     n, sg = _agents(where, N_i, sigma)
     N = n.size
-    S = _int(where, "s", s)
+    S = check_int(where, "s", s)
     if not S < N:
         raise ValueError(f"{where}: precondition s_t = S < N violated (S = {S}, N = {N})")
     if np.any(n != n[0]):
         raise ValueError(f"{where}: precondition N_i = N_j for all agents violated (N_i = {n.astype(int).tolist()})")
-    if _int(where, "K", K) != 1:
+    if check_int(where, "K", K) != 1:
         raise ValueError(f"{where}: precondition K = 1 violated (K = {K})")
     if b is not None and np.any(np.asarray(b, dtype=np.float64) != n[0]):
         raise ValueError(f"{where}: precondition b_i = N_i (full batch) violated (b = {b!r}, N_i = {int(n[0])})")
@@ -242,16 +228,16 @@ def theorem_5_5_bound(gap0, T, K, alpha, beta, L_g, L_f, d, sigma, kappa_min, M,
     delta_min > 0). The proof's gaps (heterogeneous agents, Option 2 restarts) are in the note.
     """
     where = "theorem_5_5_bound"
-    gap0 = _pos(where, "gap0 = f(x0) - f*", gap0, strict=False)
-    T = _int(where, "T", T)
-    K = _int(where, "K", K)
+    gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
+    T = check_int(where, "T", T)
+    K = check_int(where, "K", K)
     if K < 2:
         raise ValueError(f"{where}: precondition K > 1 violated (K = {K})")
-    if _int(where, "s", s) != 1:
+    if check_int(where, "s", s) != 1:
         raise ValueError(f"{where}: precondition s_t = 1 violated (s = {s})")
-    alpha, beta = _pos(where, "alpha", alpha), _pos(where, "beta", beta)
-    L_g, L_f = _pos(where, "L_g", L_g), _pos(where, "L_f", L_f, strict=False)
-    d = _int(where, "d", d)
+    alpha, beta = check_real(where, "alpha", alpha), check_real(where, "beta", beta)
+    L_g, L_f = check_real(where, "L_g", L_g), check_real(where, "L_f", L_f, allow_zero=True)
+    d = check_int(where, "d", d)
     sig = np.asarray(sigma, dtype=np.float64).reshape(-1)
     if sig.size == 0 or np.any(~np.isfinite(sig)) or np.any(sig < 0):
         raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
@@ -273,7 +259,7 @@ def theorem_5_5_bound(gap0, T, K, alpha, beta, L_g, L_f, d, sigma, kappa_min, M,
 # ---------------------------------------------------------------------------------- Theorem 5.6
 def theorem_5_6_m(N, kappa_min, M) -> int:
     """The inner-loop length of Theorem 5.6 as printed: m = floor(10 N / (3 zeta^(1/2)))."""
-    N = _int("theorem_5_6_m", "N", N)
+    N = check_int("theorem_5_6_m", "N", N)
     return int(math.floor(10.0 * N / (3.0 * math.sqrt(_zeta(kappa_min, M)))))
 
 
@@ -290,14 +276,14 @@ def theorem_5_6_bound(gap0, T, K, m, alpha, c, L_g, N, d, sigma, kappa_min, M, *
     and is not established.
     """
     where = "theorem_5_6_bound"
-    gap0 = _pos(where, "gap0 = f(x0) - f*", gap0, strict=False)
-    T, K, m, N = (_int(where, k, v) for k, v in (("T", T), ("K", K), ("m", m), ("N", N)))
+    gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
+    T, K, m, N = (check_int(where, k, v) for k, v in (("T", T), ("K", K), ("m", m), ("N", N)))
     if K < 2:
         raise ValueError(f"{where}: precondition K > 1 violated (K = {K})")
-    if _int(where, "s", s) != 1:
+    if check_int(where, "s", s) != 1:
         raise ValueError(f"{where}: precondition s_t = 1 violated (s = {s})")
-    alpha, c, L_g = _pos(where, "alpha", alpha), _pos(where, "c", c), _pos(where, "L_g", L_g)
-    d = _int(where, "d", d)
+    alpha, c, L_g = check_real(where, "alpha", alpha), check_real(where, "c", c), check_real(where, "L_g", L_g)
+    d = check_int(where, "d", d)
     sig = np.asarray(sigma, dtype=np.float64).reshape(-1)
     if sig.size == 0 or np.any(~np.isfinite(sig)) or np.any(sig < 0):
         raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")

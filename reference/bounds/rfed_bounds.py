@@ -13,30 +13,16 @@ Assumption 1 takes :math:`L=\sum_iL_i`, which is one valid (loose) choice.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from prirfed.reference.checks import check_int, check_real
 from prirfed.reference.manifolds.base import zeta
 
 __all__ = ["lemma_6_bound", "theorem_7_bound", "theorem_7_bound_printed", "theorem_9_bound", "theorem_9_bound_printed"]
 
 
-def _pos(where, name, x, allow_zero=False):
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: {name} must be a real number (got {x!r})") from None
-    ok = math.isfinite(x) and (x >= 0 if allow_zero else x > 0)
-    if not ok:
-        raise ValueError(f"{where}: {name} must be finite and {'>= 0' if allow_zero else '> 0'} (got {name} = {x!r})")
-    return x
 
 
-def _int(where, name, x, lo=1):
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or int(x) < lo:
-        raise ValueError(f"{where}: {name} must be an integer >= {lo} (got {x!r})")
-    return int(x)
 
 
 def _rfedsvrg_settings(where, option, tau, required_option=1):
@@ -78,10 +64,10 @@ def theorem_7_bound(Delta0: float, L: float, eta: float, T: int, *, option: int 
     """
     where = "theorem_7_bound"
     _rfedsvrg_settings(where, option, tau)
-    Delta0 = _pos(where, "Delta0", Delta0, allow_zero=True)
-    L = _pos(where, "L", L)
-    eta = _pos(where, "eta", eta)
-    T = _int(where, "T", T)
+    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
+    L = check_real(where, "L", L)
+    eta = check_real(where, "eta", eta)
+    T = check_int(where, "T", T)
     if eta > 1.0 / L * (1 + 1e-12):
         raise ValueError(f"{where}: Theorem 7 needs eta <= 1/L (got eta = {eta:.6g}, 1/L = {1 / L:.6g})")
     return Delta0 / (T * eta * (1.0 - eta * L / 2.0))
@@ -93,10 +79,10 @@ def theorem_7_bound_printed(Delta0: float, L: float, eta: float, T: int, *, opti
     with the printed precondition :math:`\eta\le1/L`. Kept to show the erratum E41."""
     where = "theorem_7_bound_printed"
     _rfedsvrg_settings(where, option, tau)
-    Delta0 = _pos(where, "Delta0", Delta0, allow_zero=True)
-    L = _pos(where, "L", L)
-    eta = _pos(where, "eta", eta)
-    T = _int(where, "T", T)
+    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
+    L = check_real(where, "L", L)
+    eta = check_real(where, "eta", eta)
+    T = check_int(where, "T", T)
     if eta > 1.0 / L * (1 + 1e-12):
         raise ValueError(f"{where}: Theorem 7 needs eta <= 1/L (got eta = {eta:.6g}, 1/L = {1 / L:.6g})")
     return 2.0 * L * Delta0 / T
@@ -104,14 +90,14 @@ def theorem_7_bound_printed(Delta0: float, L: float, eta: float, T: int, *, opti
 
 def _theorem_9_common(where, L, eta, T, kappa_min, D, option, tau, k, n):
     _rfedsvrg_settings(where, option, tau)
-    n = _int(where, "n", n)
-    k = _int(where, "k", k)
+    n = check_int(where, "n", n)
+    k = check_int(where, "k", k)
     if k != n:
         raise ValueError(f"{where}: Theorem 9 needs full participation S_t = [n] (got k = {k}, n = {n})")
-    L = _pos(where, "L", L)
-    eta = _pos(where, "eta", eta)
-    T = _int(where, "T", T)
-    D = _pos(where, "D", D)
+    L = check_real(where, "L", L)
+    eta = check_real(where, "eta", eta)
+    T = check_int(where, "T", T)
+    D = check_real(where, "D", D)
     if eta > 1.0 / (2.0 * L) * (1 + 1e-12):
         raise ValueError(f"{where}: Theorem 9 needs eta <= 1/(2L) (got eta = {eta:.6g}, 1/(2L) = {1 / (2 * L):.6g})")
     return L, eta, T, zeta(kappa_min, D), D
@@ -129,8 +115,8 @@ def theorem_9_bound(Delta0: float, dist0: float, L: float, eta: float, T: int, k
     """
     where = "theorem_9_bound"
     L, eta, T, z, D = _theorem_9_common(where, L, eta, T, kappa_min, D, option, tau, k, n)
-    Delta0 = _pos(where, "Delta0", Delta0, allow_zero=True)
-    dist0 = _pos(where, "dist0", dist0, allow_zero=True)
+    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
+    dist0 = check_real(where, "dist0", dist0, allow_zero=True)
     if dist0 > D * (1 + 1e-12):
         raise ValueError(f"{where}: d(x_0, x*) must not exceed the diameter D (got {dist0:.6g} > {D:.6g})")
     return ((z - 1.0) * Delta0 + dist0 * dist0 / (2.0 * eta)) / (z + T - 1.0)

@@ -19,12 +19,15 @@ from typing import Protocol
 
 import numpy as np
 
+from prirfed.reference.checks import check_int, check_positive  # noqa: F401 - this module's public names since 0.1
+
 __all__ = [
     "FederatedProblem",
     "History",
     "error_to_optimum",
     "TrainResult",
     "sample_without_replacement",
+    "per_agent",
 ]
 
 
@@ -118,18 +121,11 @@ def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.n
     return perm[:k].copy()
 
 
-def check_positive(where: str, name: str, value) -> float:
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{where}: {name} must be a positive finite number (got {value!r})")
-    return v
-
-
-def check_int(where: str, name: str, value, low: int = 1, high: int | None = None) -> int:
-    if isinstance(value, bool) or int(value) != value:
-        raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
-    v = int(value)
-    if v < low or (high is not None and v > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{where}: {name} must be {rng} (got {v})")
-    return v
+def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
+    """A per-agent setting (sigma_i, b_i, eta_i, tau_i, ...) as a float array of shape (N,): a scalar
+    is repeated N times, a sequence must have N entries (else ``ValueError`` naming ``where``)."""
+    arr = np.asarray(value, dtype=np.float64)
+    arr = np.full(N, float(arr)) if arr.ndim == 0 else arr
+    if arr.shape != (N,):
+        raise ValueError(f"{where}: {name} has shape {arr.shape}, expected a scalar or ({N},)")
+    return arr

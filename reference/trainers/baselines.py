@@ -22,10 +22,11 @@ import math
 
 import numpy as np
 
+from prirfed.reference.checks import check_int, check_positive
 from prirfed.reference.manifolds.sphere import Sphere
 
 from .aggregation import karcher_mean
-from .base import History, TrainResult, check_int, check_positive, sample_without_replacement
+from .base import History, TrainResult, sample_without_replacement
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event, output_perturbation_event
 from .rgd import pooled_index

@@ -20,11 +20,13 @@ import math
 
 import numpy as np
 
+from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
-from .base import check_int, sample_without_replacement
+from .base import sample_without_replacement
 
-__all__ = ["clip_or_identity", "tangent_noise", "dp_rsgd_local", "dp_rsvrg_local", "rsvrg_local"]
+__all__ = ["clip_or_identity", "tangent_noise", "dp_rsgd_local", "dp_rsvrg_local", "rsvrg_local", "check_local_args",
+           "check_option"]
 
 
 def clip_or_identity(M, x, v, tau: float):
@@ -45,7 +47,10 @@ def tangent_noise(M, x, sigma: float, rng):
     return sample_tangent_gaussian(M, x, sigma, rng)
 
 
-def _check_common(where, problem, i, K, sigma, tau, alpha):
+def check_local_args(where, problem, i, K, sigma, tau, alpha):
+    """The arguments both local trainers share: agent i of ``problem``, K >= 1 steps, sigma finite and
+    >= 0, clipping threshold tau > 0 (inf: none), step alpha positive and finite (``ValueError``
+    naming ``where`` otherwise; the verified twins call it too)."""
     check_int(where, "i", i, 0, problem.N - 1)
     check_int(where, "K", K)
     if not (math.isfinite(sigma) and sigma >= 0):
@@ -56,7 +61,8 @@ def _check_common(where, problem, i, K, sigma, tau, alpha):
         raise ValueError(f"{where}: step size alpha must be positive and finite (got {alpha!r})")
 
 
-def _check_option(where, option):
+def check_option(where, option):
+    """Option 1 (the last iterate) or 2 (a uniformly drawn iterate) of Algorithms 2 and 3 of 000."""
     if option not in (1, 2):
         raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
 
@@ -71,8 +77,8 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
     7:   Option 1: x_K;   8: Option 2: uniform from {x_0, ..., x_K}.
     """
     where = "dp_rsgd_local"
-    _check_common(where, problem, i, K, sigma, tau, alpha)
-    _check_option(where, option)
+    check_local_args(where, problem, i, K, sigma, tau, alpha)
+    check_option(where, option)
     M = geometry(problem.manifold, maps)
     N_i = problem.sizes[i]
     b = check_int(where, "b", b, 1, N_i)
@@ -105,8 +111,8 @@ def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1,
     13: Option 1: x_{K,m};  14: Option 2: uniform from {x_{k+1,j}: k < K, j < m}.
     """
     where = "dp_rsvrg_local"
-    _check_common(where, problem, i, K, sigma, min(tau0, tau1), alpha)
-    _check_option(where, option)
+    check_local_args(where, problem, i, K, sigma, min(tau0, tau1), alpha)
+    check_option(where, option)
     m = check_int(where, "m", m)
     M = geometry(problem.manifold, maps)
     N_i = problem.sizes[i]

@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 
+from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
 from .aggregation import karcher_mean, tangent_mean
-from .base import History, TrainResult, check_int, sample_without_replacement
+from .base import History, TrainResult, per_agent, sample_without_replacement
 from .local import dp_rsgd_local, dp_rsvrg_local
 from .privacy import prirfed_run_event
 
@@ -34,14 +35,6 @@ def step_sizes(where: str, alpha, T: int) -> np.ndarray:
     if np.any(~np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"{where}: step sizes must be positive and finite (min {np.min(a)!r})")
     return a
-
-
-def _per_agent(where, name, value, N):
-    arr = np.asarray(value, dtype=np.float64)
-    arr = np.full(N, float(arr)) if arr.ndim == 0 else arr
-    if arr.shape != (N,):
-        raise ValueError(f"{where}: {name} has shape {arr.shape}, expected a scalar or ({N},)")
-    return arr
 
 
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
@@ -80,10 +73,10 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     if aggregation not in ("tangent", "karcher"):
         raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
     alphas = step_sizes(where, alpha, T)
-    sigmas = _per_agent(where, "sigma", sigma, N)
+    sigmas = per_agent(where, "sigma", sigma, N)
     if np.any(sigmas < 0) or np.any(~np.isfinite(sigmas)):
         raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    bs = _per_agent(where, "b", problem.sizes if b is None else b, N).astype(int)
+    bs = per_agent(where, "b", problem.sizes if b is None else b, N).astype(int)
     local_option = option if local_option is None else local_option
     tau0 = tau if tau0 is None else tau0
     tau1 = tau if tau1 is None else tau1

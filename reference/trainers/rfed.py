@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
 from .aggregation import karcher_mean, tangent_mean
-from .base import History, TrainResult, check_int, sample_without_replacement
-from .prirfed import _per_agent, step_sizes
+from .base import History, TrainResult, per_agent, sample_without_replacement
 
 __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient"]
 
@@ -39,10 +39,10 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
         raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
     if weighting not in ("uniform", "size"):
         raise ValueError(f"{where}: weighting must be 'uniform' (002 (8)) or 'size' (000 (3.2)) (got {weighting!r})")
-    etas = _per_agent(where, "eta", eta, N)
+    etas = per_agent(where, "eta", eta, N)
     if np.any(~np.isfinite(etas)) or np.any(etas <= 0):
         raise ValueError(f"{where}: step sizes eta must be positive and finite (got {eta!r})")
-    taus = _per_agent(where, "tau", tau, N)
+    taus = per_agent(where, "tau", tau, N)
     if np.any(taus < 1) or np.any(taus != np.round(taus)):
         raise ValueError(f"{where}: local step counts tau_i must be integers >= 1 (got {tau!r})")
     taus = taus.astype(int)

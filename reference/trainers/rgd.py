@@ -16,9 +16,10 @@ import math
 
 import numpy as np
 
+from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
-from .base import History, TrainResult, check_int, check_positive, sample_without_replacement
+from .base import History, TrainResult, sample_without_replacement
 from .local import clip_or_identity, tangent_noise
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event

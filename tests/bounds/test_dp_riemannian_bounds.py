@@ -368,5 +368,5 @@ def test_preconditions_raise_naming_the_violated_one():
         lemma_1_bound(0.5, 0.5, 4.0, -1.0, 1.0)
     with pytest.raises(ValueError, match="lemma_4_bound: sigma must be finite"):
         lemma_4_bound(1.0, 3, float("nan"))
-    with pytest.raises(ValueError, match="lemma_4_bound: d must be an integer"):
+    with pytest.raises(ValueError, match="lemma_4_bound: d must be >= 1"):
         lemma_4_bound(1.0, 0, 0.1)

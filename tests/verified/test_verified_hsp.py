@@ -24,6 +24,7 @@ from prirfed.verified.problems.hsp import HyperbolicStructuredPrediction, hsp_rg
 from prirfed.verified.trainers.prirfed import prirfed
 from prirfed.verified.trainers.rfed import rfedsvrg
 from prirfed.verified.trainers.rgd import dp_rgd, rgd
+from verified_cases import assert_same_generator, assert_same_history
 
 
 def make_problems(seed, wide=False):
@@ -77,16 +78,10 @@ def test_lorentz_tangent_bases_agree_so_noise_draws_agree():
 
 
 def assert_same(a, b, r_ref, r_ver, scale):
-    assert a.history.rounds == b.history.rounds
-    for xa, xb in zip(a.history.iterates, b.history.iterates, strict=True):
-        np.testing.assert_allclose(xb, xa, rtol=1e-10, atol=1e-10 * scale)
-    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-10 * scale)
-    for name in ("f", "grad_norm", "dist_to_opt"):
-        np.testing.assert_allclose(getattr(b.history, name), getattr(a.history, name), rtol=1e-9, atol=1e-9)
+    assert_same_history(a, b, scale)
     assert a.event == b.event
     if r_ref is not None:
-        assert r_ref.bit_generator.state == r_ver.bit_generator.state
-        assert r_ref.random() == r_ver.random()
+        assert_same_generator(r_ref, r_ver)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

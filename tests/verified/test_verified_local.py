@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from prirfed.reference.trainers import local as ref_local
 from prirfed.verified.trainers import local as ver_local
-from test_verified_prirfed import make_problems
+from verified_cases import make_problems
 
 
 @st.composite

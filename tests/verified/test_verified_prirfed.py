@@ -17,37 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prirfed.reference.manifolds import SPD
-from prirfed.reference.manifolds import Sphere, Stiefel
-from prirfed.reference.problems.spd_frechet import SPDFrechetMean as RefSPDFrechetMean
-from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
-from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
+from prirfed.reference.manifolds import Sphere
 from prirfed.reference.trainers.base import sample_without_replacement
 from prirfed.reference.trainers.prirfed import prirfed as ref_prirfed
-from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
+from prirfed.verified.problems import SpherePCA
 from prirfed.verified.trainers.prirfed import prirfed, sample_without_replacement_kernel
+from verified_cases import assert_same_generator, assert_same_history, make_problems
 
 
-def make_problems(kind, N, seed):
-    """(reference problem, verified problem, x0) on the same data (Stiefel kPCA on St(d, r), d in 3..5,
-    at least r records in all, ||A_i|| about 1, as in test_verified_rfed.make_problems)."""
-    rng = np.random.default_rng(seed)
-    sizes = [int(rng.integers(1, 5)) for _ in range(N)]
-    if kind == "stiefel":
-        d = int(rng.integers(3, 6))
-        r = int(rng.integers(1, d))
-        sizes[0] = max(sizes[0], r)
-        Z = [rng.standard_normal((k, d)) / math.sqrt(d * k) for k in sizes]
-        return RefStiefelKPCA(Z, r), StiefelKPCA(Z, r), Stiefel(d, r).random_point(rng)
-    if kind == "sphere":
-        D = int(rng.integers(2, 5))
-        Z = [rng.standard_normal((k, D)) / math.sqrt(D) for k in sizes]
-        paper = "000" if rng.random() < 0.5 else "002"
-        return RefSpherePCA(Z, paper), SpherePCA(Z, paper), Sphere(D - 1).random_point(rng)
-    n = int(rng.integers(1, 4))
-    M = SPD(n)
-    Z = [np.stack([M.random_point(rng) for _ in range(k)]) for k in sizes]
-    return RefSPDFrechetMean(Z), SPDFrechetMean(Z), M.random_point(rng)
 
 
 @st.composite
@@ -86,20 +63,14 @@ def run_both(ref, ver, x0, T, s, alpha, seed, kw):
 
 
 def assert_same_run(a, b, r_ref, r_ver, scale):
-    assert a.history.rounds == b.history.rounds
-    for xa, xb in zip(a.history.iterates, b.history.iterates, strict=True):
-        np.testing.assert_allclose(xb, xa, rtol=1e-10, atol=1e-10 * scale)
-    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-10 * scale)
-    for name in ("f", "grad_norm", "dist_to_opt"):
-        np.testing.assert_allclose(getattr(b.history, name), getattr(a.history, name), rtol=1e-9, atol=1e-9)
+    assert_same_history(a, b, scale)
     assert a.event == b.event
     assert a.info["privacy"] == b.info["privacy"]
     for k in ("T", "s", "K", "m", "local", "tau", "tau0", "tau1"):
         assert a.info[k] == b.info[k]
     np.testing.assert_array_equal(a.info["sigma"], b.info["sigma"])
     np.testing.assert_array_equal(a.info["b"], b.info["b"])
-    assert r_ref.bit_generator.state == r_ver.bit_generator.state
-    assert r_ref.random() == r_ver.random()
+    assert_same_generator(r_ref, r_ver)
 
 
 @given(cfg=configurations())

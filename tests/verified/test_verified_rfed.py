@@ -15,39 +15,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prirfed.reference.manifolds import SPD, Sphere, Stiefel
-from prirfed.reference.problems.spd_frechet import SPDFrechetMean as RefSPDFrechetMean
-from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
+from prirfed.reference.manifolds import Stiefel
 from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
 from prirfed.reference.trainers import rfed as ref
 from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
 from prirfed.verified.trainers import rfed as ver
 from prirfed.verified.trainers import rgd as vrgd
+from verified_cases import assert_same_generator, assert_same_history, scale_of
+from verified_cases import make_problems as _make_problems
 
 
 def make_problems(kind, N, seed):
-    """(reference problem, verified problem, x0) on the same data. Stiefel kPCA: St(d, r), d in 3..5,
-    at least r samples in all (so the optimal subspace, used by the history, is unique), rows scaled
-    so that ||A_i|| is about 1 (steps of at most 0.2 then stay well inside the injectivity radius,
-    where the reference's Newton Log converges)."""
-    rng = np.random.default_rng(seed)
-    sizes = [int(rng.integers(1, 5)) for _ in range(N)]
-    if kind == "stiefel":
-        d = int(rng.integers(3, 6))
-        r = int(rng.integers(1, d))
-        sizes[0] = max(sizes[0], r)
-        Z = [rng.standard_normal((k, d)) / math.sqrt(d * k) for k in sizes]
-        weights = "uniform" if rng.random() < 0.5 else "samples"
-        return RefStiefelKPCA(Z, r, weights), StiefelKPCA(Z, r, weights), Stiefel(d, r).random_point(rng)
-    if kind == "sphere":
-        D = int(rng.integers(2, 5))
-        Z = [rng.standard_normal((k, D)) / math.sqrt(D) for k in sizes]
-        paper = "000" if rng.random() < 0.5 else "002"
-        return RefSpherePCA(Z, paper), SpherePCA(Z, paper), Sphere(D - 1).random_point(rng)
-    n = int(rng.integers(1, 4))
-    M = SPD(n)
-    Z = [np.stack([M.random_point(rng) for _ in range(k)]) for k in sizes]
-    return RefSPDFrechetMean(Z), SPDFrechetMean(Z), M.random_point(rng)
+    """The shared problems, Stiefel kPCA with a drawn agent weighting."""
+    return _make_problems(kind, N, seed, stiefel_weights=True)
+
+
 
 
 @st.composite
@@ -82,16 +64,9 @@ def test_trajectories_and_generator_state_equal_reference(cfg):
     r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
     a = getattr(ref, method)(P_ref, x0, *args, r_ref, **kw)
     b = getattr(ver, method)(P_ver, x0, *args, r_ver, **kw)
-    scale = max(1.0, float(np.max(np.abs(x0))), *(float(np.max(np.abs(z))) for z in P_ref.Z))
-    assert a.history.rounds == b.history.rounds
-    for xa, xb in zip(a.history.iterates, b.history.iterates, strict=True):
-        np.testing.assert_allclose(xb, xa, rtol=1e-10, atol=1e-10 * scale)
-    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-10 * scale)
-    for name in ("f", "grad_norm", "dist_to_opt"):
-        np.testing.assert_allclose(getattr(b.history, name), getattr(a.history, name), rtol=1e-9, atol=1e-9)
+    assert_same_history(a, b, scale_of(P_ref, x0))
     assert a.event is None and b.event is None
-    assert r_ref.bit_generator.state == r_ver.bit_generator.state
-    assert r_ref.random() == r_ver.random()
+    assert_same_generator(r_ref, r_ver)
 
 
 def test_reference_problem_class_and_a_longer_svrg_run_agree():
@@ -158,11 +133,11 @@ def test_karcher_constants_are_the_reference_defaults():
     import inspect
 
     from prirfed.reference.trainers.aggregation import karcher_mean
-    from prirfed.verified.trainers import prirfed as vp
+    from prirfed.verified.trainers import codes
 
     sig = inspect.signature(karcher_mean).parameters
-    assert vp.KARCHER_TOL == sig["tol"].default
-    assert vp.KARCHER_MAX_ITER == sig["max_iter"].default
+    assert codes.KARCHER_TOL == sig["tol"].default
+    assert codes.KARCHER_MAX_ITER == sig["max_iter"].default
 
 
 @pytest.mark.parametrize("method", ["rfedsvrg", "rfedavg", "rfedprox"])

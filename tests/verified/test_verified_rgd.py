@@ -14,48 +14,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prirfed.reference.manifolds import SPD, Sphere, Stiefel
-from prirfed.reference.problems.spd_frechet import SPDFrechetMean as RefSPDFrechetMean
+from prirfed.reference.manifolds import Sphere
 from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
-from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as RefStiefelKPCA
 from prirfed.reference.trainers import rgd as ref
-from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
+from prirfed.verified.problems import SpherePCA, StiefelKPCA
 from prirfed.verified.trainers import rgd as ver
+from verified_cases import assert_same_history, make_problems, scale_of
 
 
-def make_problems(kind, N, seed):
-    """(reference problem, verified problem, x0, data scale) on the same data (Stiefel kPCA as in
-    test_verified_rfed.make_problems)."""
-    rng = np.random.default_rng(seed)
-    sizes = [int(rng.integers(1, 5)) for _ in range(N)]
-    if kind == "stiefel":
-        d = int(rng.integers(3, 6))
-        r = int(rng.integers(1, d))
-        sizes[0] = max(sizes[0], r)
-        Z = [rng.standard_normal((k, d)) / math.sqrt(d * k) for k in sizes]
-        return RefStiefelKPCA(Z, r), StiefelKPCA(Z, r), Stiefel(d, r).random_point(rng)
-    if kind == "sphere":
-        D = int(rng.integers(2, 5))
-        Z = [rng.standard_normal((k, D)) / math.sqrt(D) for k in sizes]
-        paper = "000" if rng.random() < 0.5 else "002"
-        return RefSpherePCA(Z, paper), SpherePCA(Z, paper), Sphere(D - 1).random_point(rng)
-    n = int(rng.integers(1, 4))
-    M = SPD(n)
-    Z = [np.stack([M.random_point(rng) for _ in range(k)]) for k in sizes]
-    return RefSPDFrechetMean(Z), SPDFrechetMean(Z), M.random_point(rng)
 
 
-def scale_of(P, x0):
-    return max(1.0, float(np.max(np.abs(x0))), *(float(np.max(np.abs(z))) for z in P.Z))
 
 
-def assert_same_history(a, b, scale):
-    assert a.history.rounds == b.history.rounds
-    for xa, xb in zip(a.history.iterates, b.history.iterates, strict=True):
-        np.testing.assert_allclose(xb, xa, rtol=1e-10, atol=1e-10 * scale)
-    np.testing.assert_allclose(b.x, a.x, rtol=1e-10, atol=1e-10 * scale)
-    for name in ("f", "grad_norm", "dist_to_opt"):
-        np.testing.assert_allclose(getattr(b.history, name), getattr(a.history, name), rtol=1e-9, atol=1e-9)
 
 
 @st.composite
@@ -143,7 +113,6 @@ def test_dp_rgd_draw_count_replayed_by_hand():
 
 
 def test_refusals_and_bad_input_raise_naming_the_trainer():
-    from prirfed.verified.problems import StiefelKPCA
 
     P = SpherePCA([np.ones((2, 2))])
     K = StiefelKPCA([np.eye(3)], 1)

@@ -3,7 +3,7 @@
 Mirrors ``reference/problems/stiefel_kpca.py`` (002 problem (3)): same constructor, data, A_i,
 scalings c_i = N_i / 2, weights p_i and validation (the class subclasses the reference one); the
 Riemannian gradients go through ``@njit(cache=True)`` kernels (no fastmath), which the fused Stiefel
-trainer loops (:mod:`prirfed.verified.trainers.stiefel`) call directly. All three project a
+trainer loops (:mod:`prirfed.verified.trainers.geometry_stiefel`) call directly. All three project a
 Euclidean gradient G by P_X(G) = G - X sym(X^T G) (Euclidean metric), written as the reference does:
 
 - ``stiefel_kpca_rgrad_kernel(X, z, c)``: grad f_ij(X) = P_X(-2 c z (z^T X)) for one sample row z;

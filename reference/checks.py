@@ -1,0 +1,78 @@
+"""Argument checks shared across the reference (one place; the verified twins import them too).
+
+Every check raises ``ValueError`` naming the function (``where``), the parameter and the value,
+and, where a bound is missed, by how much (DESIGN.md section 6):
+
+    >>> from prirfed.reference.checks import check_int
+    >>> check_int("prirfed", "s", 3, 1, 5)
+    3
+    >>> check_int("prirfed", "s", 7, 1, 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: prirfed: s must be in [1, 5] (got s = 7, over by 2)
+
+Bools, ``None``, strings and non-integral floats are refused, not converted. Tested in
+``tests/test_checks.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = ["check_int", "check_positive", "check_real"]
+
+
+def _scalar(value):
+    """A 0-d NumPy array as its Python scalar (a common way numbers reach the API), else ``value``."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def check_int(where: str, name: str, value, low: int = 1, high: int | None = None) -> int:
+    """``value`` as an ``int`` in [low, high] (high = None: no upper bound).
+
+    Accepts Python and NumPy integers and floats with an integral value (3.0); refuses bools,
+    ``None``, strings, NaN, infinities and fractions with "must be an integer", and values out of
+    range with the bound and the distance to it."""
+    value = _scalar(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
+    if not isinstance(value, numbers.Integral):
+        v = float(value)
+        if not (math.isfinite(v) and v.is_integer()):
+            raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
+    v = int(value)
+    if high is None:
+        if v < low:
+            raise ValueError(f"{where}: {name} must be >= {low} (got {name} = {v}, short by {low - v})")
+    elif v < low or v > high:
+        by = f"short by {low - v}" if v < low else f"over by {v - high}"
+        raise ValueError(f"{where}: {name} must be in [{low}, {high}] (got {name} = {v}, {by})")
+    return v
+
+
+def check_positive(where: str, name: str, value) -> float:
+    """``value`` as a ``float``, finite and > 0 (bools, ``None`` and strings refused)."""
+    value = _scalar(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{where}: {name} must be a positive finite number (got {value!r})")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{where}: {name} must be a positive finite number (got {value!r})")
+    return v
+
+
+def check_real(where: str, name: str, value, allow_zero: bool = False) -> float:
+    """``value`` as a ``float``, finite and > 0 (>= 0 with ``allow_zero``): the check of the bound
+    functions' constants (a string that parses as a number is read as that number)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {name} must be a real number (got {value!r})") from None
+    if not (math.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
+        raise ValueError(f"{where}: {name} must be finite and {'>= 0' if allow_zero else '> 0'} (got {name} = {v!r})")
+    return v
