@@ -113,6 +113,7 @@ def _add_account(p: argparse.ArgumentParser) -> None:
 def _run_account(args, out) -> int:
     from prirfed.reference.accounting import calibration as cal
     from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event
+    from prirfed.reference.accounting.rdp import RdpAccountant
 
     run = [args.N, args.s, args.T]
     if any(v is not None for v in run) and not all(v is not None for v in run):
@@ -132,7 +133,7 @@ def _run_account(args, out) -> int:
         eps_of = lambda sg: cal.epsilon_prirfed(make(sg), args.N, args.s, args.T, args.delta)  # noqa: E731
         what = f"PriRFed (N={args.N}, s={args.s}, T={args.T}) with {what}"
     else:
-        eps_of = lambda sg: cal._eps_of(make(sg), args.delta)  # noqa: E731
+        eps_of = lambda sg: RdpAccountant().compose(make(sg)).get_epsilon(args.delta)  # noqa: E731
     if args.sigma is not None:
         out.write(f"{what}: sigma = {args.sigma:.6g} gives eps = {eps_of(args.sigma):.6g} at delta = {args.delta:g}\n")
     else:

@@ -68,7 +68,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .framework import BACKENDS, Check, Experiment, mean_and_spread, save_figure, write_csv
+from prirfed.reference.accounting.calibration import calibrate_sigma
+
+from .core import BACKENDS, Check, Experiment, mean_and_spread, write_csv
+from .framework import reproduce
+from .plots import band, finish, new_figure
+from .privacy import epsilon_of
 
 __all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", "SOURCES", "TRAINERS", "SCHEMA"]
 
@@ -370,8 +375,6 @@ def _privacy_event_of_sigma(cfg: dict, problem):
 def calibrated_setting(cfg: dict, problem) -> tuple[str, float]:
     """(key, value) that --calibrate puts into the trainer's arguments: the smallest sigma whose
     rigorous eps at [privacy] delta is <= [privacy] eps; for DP-FM (pure eps-DP) eps itself."""
-    from prirfed.reference.accounting.calibration import _eps_of, calibrate_sigma
-
     name = cfg["trainer"]["name"]
     if not cfg["privacy"]:
         raise _err("privacy", None, "--calibrate needs the target: give [privacy] eps and delta")
@@ -384,7 +387,7 @@ def calibrated_setting(cfg: dict, problem) -> tuple[str, float]:
         ev, why = event_of(sg)
         if ev is None:
             raise _err("trainer", "tau", f"--calibrate: the run is not private whatever sigma ({why})")
-        return _eps_of(ev, delta)
+        return epsilon_of(ev, delta)
 
     return "sigma", float(calibrate_sigma(eps_of, eps).sigma)
 
@@ -405,8 +408,6 @@ def _calibrated_cached(config_json: str) -> tuple[str, float]:
 
 def run_trial(config: dict, spec: dict, seq) -> dict:
     """One repeat: data, x0 and the trainer's draws from children of the trial's SeedSequence."""
-    from prirfed.reference.accounting.calibration import _eps_of
-
     data_seq, x0_seq, run_seq = seq.spawn(3)
     problem = build_problem(config, np.random.default_rng(data_seq))
     tr = dict(config["trainer"])
@@ -438,7 +439,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
         if name == "dp_frechet_mean":
             out["eps_rigorous"] = float(tr["eps"])
         elif delta is not None:
-            out["eps_rigorous"] = float(_eps_of(res.event, delta))
+            out["eps_rigorous"] = epsilon_of(res.event, delta)
     return out
 
 
@@ -480,23 +481,18 @@ def report(config: dict, results: list, out) -> list:
 
 
 def _plot(out, rows, name):
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(12.0, 3.6))
-    axes = fig.subplots(1, 3)
+    fig, grid = new_figure(1, 3, 12.0, 3.6)
+    axes = grid[0]
     t = [r["round"] for r in rows]
     for ax, (key, label) in zip(axes, (("f", "f(x^(t))"), ("grad_norm", "||grad f(x^(t))||"), ("error", "error to optimum"))):
         m = np.array([r[f"{key}_mean"] for r in rows])
-        s = np.array([r[f"{key}_std"] for r in rows])
-        ax.plot(t, m, label=name)
-        ax.fill_between(t, m - s, m + s, alpha=0.2)
+        band(ax, t, m, [r[f"{key}_std"] for r in rows], name)
         if key != "f" and np.all(np.isfinite(m)) and np.all(m > 0):
             ax.set_yscale("log")
         ax.set_xlabel("round t")
         ax.set_ylabel(label)
     axes[0].legend()
-    fig.tight_layout()
-    save_figure(fig, out, "curves")
+    finish(fig, out, "curves")
 
 
 def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
@@ -528,7 +524,6 @@ def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str 
              calibrate: bool = False, dask_scheduler: str | None = None) -> dict:
     """``prirfed run``: :func:`experiment_from_toml` run by :func:`~prirfed.experiments.framework.reproduce`
     with the TOML's [run] seed as the root seed. Returns reproduce's dict."""
-    from .framework import reproduce
 
     exp = experiment_from_toml(path)
     seed = exp.make_config("full", 0, "reference")["seed"]

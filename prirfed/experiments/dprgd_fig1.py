@@ -61,15 +61,18 @@ import math
 
 import numpy as np
 
+from prirfed.backend import trainers
 from prirfed.reference.accounting.calibration import calibrate_sigma
-from prirfed.reference.accounting.rdp import RdpAccountant
 from prirfed.reference.data.synthetic import bounded_wishart, eigengap_data
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean
 from prirfed.reference.problems.sphere_pca import SpherePCA
-from prirfed.reference.trainers.baselines import dp_frechet_mean, dp_pgd
+from prirfed.reference.trainers.baselines import dp_frechet_mean, dp_pgd, laplace_sigma_max
 from prirfed.reference.trainers.privacy import dp_rgd_run_event
 
-from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
+from . import validate as v
+from .core import Check, experiment, mean_and_spread, write_csv
+from .plots import band, finish, new_figure
+from .privacy import epsilon_of
 
 __all__ = ["EXPERIMENT", "fm_sigma_max", "sphere_T", "sphere_sigma", "spd_sigma", "rigorous_eps"]
 
@@ -94,28 +97,16 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
 
 def _check(config):
     where = NAME
-    pan = config["panels"]
-    if not isinstance(pan, list) or not pan or any(p not in PANELS for p in pan) or len(set(pan)) != len(pan):
-        raise ValueError(f"{where}: panels must be a non-empty list of distinct names from {list(PANELS)} (got {pan!r})")
-    v = config["repeats"]
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{where}: repeats must be an integer >= 1 (got {v!r})")
+    v.check_names(where, "panels", config["panels"], PANELS)
+    v.check_int(where, "repeats", config["repeats"], 1)
     for key in ("a_nu", "a_eps", "a_eta", "b_D_W", "b_eps", "b_eta", "b_optimum_tol"):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-            raise ValueError(f"{where}: {key} must be a positive finite number (got {v!r})")
+        v.check_positive(where, key, config[key])
     for key in ("a_delta", "b_delta"):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
-            raise ValueError(f"{where}: {key} must lie in (0, 1) (got {v!r})")
-    if config["a_objective"] not in OBJECTIVES:
-        raise ValueError(f"{where}: a_objective must be one of {list(OBJECTIVES)} (got {config['a_objective']!r})")
-    if not isinstance(config["calibrate"], bool):
-        raise ValueError(f"{where}: calibrate must be true or false (got {config['calibrate']!r})")
+        v.check_probability(where, key, config[key])
+    v.check_choice(where, "a_objective", config["a_objective"], OBJECTIVES)
+    v.check_bool(where, "calibrate", config["calibrate"])
     for key, low in (("a_D", 7), ("b_r", 1), ("b_fm_steps", 1)):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise ValueError(f"{where}: {key} must be an integer >= {low} (got {v!r})")
+        v.check_int(where, key, config[key], low)
     for key, low in (("a_n_grid", config["a_D"]), ("b_n_grid", 1)):
         g = config[key]
         if (not isinstance(g, list) or not g or any(isinstance(n, bool) or not isinstance(n, int) or n < low for n in g)
@@ -127,8 +118,6 @@ def fm_sigma_max(r: int) -> float:
     """Largest sigma for which DP-FM's Riemannian Laplace law on SPD(r) exists:
     :func:`prirfed.reference.trainers.baselines.laplace_sigma_max` (derived in
     proofs_notes/algorithm_baselines_001.md; sqrt 2 for r = 2)."""
-    from prirfed.reference.trainers.baselines import laplace_sigma_max
-
     return laplace_sigma_max(r)
 
 
@@ -169,7 +158,7 @@ def rigorous_eps(n: int, T: int, sigma: float, radius: float, delta: float) -> f
     """eps at delta of T full-batch Gaussian steps with per-sample gradient norm <= radius (replace-one
     sensitivity 2 radius / n), by the RDP accountant."""
     event, _ = dp_rgd_run_event(n=n, b=n, T=T, sigma=sigma, sensitivity_radius=radius)
-    return float(RdpAccountant().compose(event).get_epsilon(delta))
+    return epsilon_of(event, delta)
 
 
 def _calibrated(n, T, radius, eps, delta):
@@ -178,12 +167,6 @@ def _calibrated(n, T, radius, eps, delta):
 
 
 # ----------------------------------------------------------------------------- trials
-
-
-def _trainers(backend):
-    from prirfed.backend import trainers
-
-    return trainers(backend)
 
 
 def _panel_a(config, n, seq):
@@ -198,7 +181,7 @@ def _panel_a(config, n, seq):
     eps, delta = config["a_eps"], config["a_delta"]
     T, T_printed = sphere_T(n, eps, delta, D, L0)
     sigma = _calibrated(n, T, L0, eps, delta) if config["calibrate"] else sphere_sigma(n, eps, delta, T, L0)
-    tr = _trainers(config["backend"])
+    tr = trainers(config["backend"])
     ex = {"dp_rgd": [], "dp_pgd": []}
     for rs in rep_seqs:
         x0_seq, rgd_seq, pgd_seq = rs.spawn(3)
@@ -210,7 +193,7 @@ def _panel_a(config, n, seq):
         ex["dp_rgd"].append(float(problem.f(r1.x)) - f_star)
         ex["dp_pgd"].append(float(problem.f(r2.x)) - f_star)
     L_f = float(problem.L_f)  # per-sample gradient bound of the problem actually run (scaled: n L0)
-    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=float(RdpAccountant().compose(event).get_epsilon(delta)),
+    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=epsilon_of(event, delta),
                            radius=L_f),  # the run's own event (lipschitz = L_f)
             "dp_pgd": dict(eps_paper=eps, delta=delta, eps_rigorous=rigorous_eps(n, T, sigma, 2.0 * L_f, delta),
                            radius=2.0 * L_f)}
@@ -228,7 +211,7 @@ def _panel_b(config, n, seq):
     T = n
     r_true = 4.0 * D_W  # ||grad dist^2(W, X)|| = 2 dist(W, X) <= 2 (2 D_W) inside the data ball
     sigma = _calibrated(n, T, r_true, eps, delta) if config["calibrate"] else spd_sigma(n, eps, delta, T, D_W)
-    tr = _trainers(config["backend"])
+    tr = trainers(config["backend"])
     ex = {"dp_rgd": [], "dp_fm": []}
     fm_sigma = None
     for rs in rep_seqs:
@@ -241,7 +224,7 @@ def _panel_b(config, n, seq):
         fm_sigma = float(r2.info["sigma"])
         ex["dp_rgd"].append(float(problem.f(r1.x)) - f_star)
         ex["dp_fm"].append(float(problem.f(r2.x)) - f_star)
-    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=float(RdpAccountant().compose(event).get_epsilon(delta)),
+    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=epsilon_of(event, delta),
                            eps_rigorous_paper_L0=rigorous_eps(n, T, sigma, D_W, delta), radius=r_true),
             "dp_fm": dict(eps_paper=eps, delta=0.0, eps_rigorous=eps, radius=D_W)}
     return dict(panel="b", n=n, T=T, sigma=sigma, fm_sigma=fm_sigma, optimum_grad_norm=float(info["grad_norm"]),
@@ -324,36 +307,24 @@ def report(config: dict, results: list, out) -> list:
 
 
 def _plot(out, config, curve_rows):
-    from matplotlib.figure import Figure
-
     pans = config["panels"]
-    fig = Figure(figsize=(5.0 * len(pans), 4.0))
-    axes = np.atleast_1d(fig.subplots(1, len(pans), squeeze=False)[0])
+    fig, grid = new_figure(1, len(pans), 5.0 * len(pans), 4.0)
+    axes = grid[0]
     for j, p in enumerate(pans):
         ax = axes[j]
         for meth in METHODS[p]:
             rows = [r for r in curve_rows if r["panel"] == p and r["method"] == meth]
             n = np.array([r["n"] for r in rows])
             m = np.array([r["excess_mean"] for r in rows])
-            s = np.array([r["excess_std"] for r in rows])
-            ax.plot(n, m, marker="o", label=LABELS[(p, meth)])
-            ax.fill_between(n, np.maximum(m - s, m / 10), m + s, alpha=0.2)  # mean +- std, lower edge >= mean / 10 (log axis)
+            # mean +- std, lower edge >= mean / 10 (log axis)
+            band(ax, n, m, [r["excess_std"] for r in rows], LABELS[(p, meth)], m / 10, marker="o")
         ax.set_yscale("log")
         ax.set_xlabel("sample size n")
         ax.set_ylabel("empirical excess risk")
         ax.set_title("(a) sphere PCA, d + 1 = %d" % config["a_D"] if p == "a" else "(b) SPD(%d) Frechet mean" % config["b_r"])
         ax.legend()
-    fig.tight_layout()
-    save_figure(fig, out, "fig1")
+    finish(fig, out, "fig1")
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="001 Fig. 1: (a) DP-RGD vs DP-PGD on sphere PCA, (b) DP-RGD vs DP-FM on the SPD Frechet mean, excess risk vs n",
-    source="001 Section 5, Figure 1",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("fig1.png", "fig1.pdf"),
-)
+EXPERIMENT = experiment(__name__, NAME, "001 Fig. 1: (a) DP-RGD vs DP-PGD on sphere PCA, (b) DP-RGD vs DP-FM on the SPD Frechet mean, excess risk vs n",
+                        "001 Section 5, Figure 1", figures=("fig1",))

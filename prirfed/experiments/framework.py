@@ -1,6 +1,7 @@
 """The experiment runner behind ``prirfed reproduce`` (issue 7).
 
-An :class:`Experiment` is four plain functions:
+An :class:`Experiment` (defined in :mod:`prirfed.experiments.core`, re-exported here) is four
+plain functions:
 
 - ``make_config(mode, seed, backend) -> dict``: the exact, JSON-serialisable configuration
   (``mode`` is ``"full"`` (the paper's sizes), ``"quick"`` (scaled down) or ``"tiny"`` (tests));
@@ -29,19 +30,29 @@ Proofs note: ``proofs_notes/experiments.md``.
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import json
 import multiprocessing
 import os
 import sys
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from . import registry
+from .core import (  # noqa: F401 - re-exported: the names experiment code imported from here since 0.1
+    BACKENDS,
+    MODES,
+    Check,
+    Experiment,
+    config_hash,
+    mean_and_spread,
+    save_figure,
+    trial_seeds,
+    write_csv,
+)
 
 __all__ = [
     "Experiment",
@@ -59,31 +70,6 @@ __all__ = [
     "save_figure",
 ]
 
-MODES = ("full", "quick", "tiny")
-BACKENDS = ("reference", "verified")
-
-
-@dataclass(frozen=True)
-class Check:
-    """One qualitative claim of the paper and whether the reproduction shows it (computed)."""
-
-    claim: str
-    shown: bool
-    evidence: str
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    description: str
-    source: str
-    make_config: Callable[[str, int, str], dict]
-    trial_specs: Callable[[dict], list]
-    run_trial: Callable[[dict, dict, np.random.SeedSequence], dict]
-    report: Callable[[dict, list, Path], list]
-    nondeterministic_files: tuple = ()  # outputs that hold timings (differ between runs by nature)
-
-
 class SerialExecutor(Executor):
     """An Executor that runs each task in the calling process when it is submitted."""
 
@@ -98,44 +84,6 @@ class SerialExecutor(Executor):
         return fut
 
 
-def config_hash(config: dict) -> str:
-    """sha256 (first 16 hex digits) of the configuration's canonical JSON."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def trial_seeds(seed: int, n_trials: int) -> list[np.random.SeedSequence]:
-    """Child ``i`` of ``SeedSequence(seed).spawn(n_trials)`` is the seed of trial ``i``."""
-    return np.random.SeedSequence(seed).spawn(n_trials)
-
-
-def write_csv(path: Path, columns, rows) -> None:
-    """CSV with a header; floats written with ``repr`` (round-trip exact)."""
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([repr(float(r[c])) if isinstance(r[c], (float, np.floating)) else r[c] for c in columns])
-
-
-def mean_and_spread(values) -> tuple[float, float]:
-    """Mean and sample standard deviation (ddof = 1; 0 for a single run) over runs."""
-    v = np.asarray(values, dtype=np.float64)
-    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
-
-
-def save_figure(fig, out: Path, stem: str) -> list[str]:
-    """Save a matplotlib Figure as PNG and PDF (Agg canvas; no global pyplot state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    names = []
-    for ext in ("png", "pdf"):
-        p = out / f"{stem}.{ext}"
-        fig.savefig(p, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
-        names.append(p.name)
-    return names
-
-
 def _run_one(run_trial: Callable, config: dict, index: int, spec: dict, seq: np.random.SeedSequence) -> tuple[int, dict]:
     return index, run_trial(config, spec, seq)
 
@@ -148,14 +96,12 @@ def _write_json_atomic(path: Path, obj) -> None:
 
 
 def _check_args(where, name, mode, seed, workers, backend):
-    from . import EXPERIMENTS
-
     if isinstance(name, Experiment):
         exp = name
-    elif name not in EXPERIMENTS:
-        raise ValueError(f"{where}: unknown experiment {name!r} (available: {', '.join(sorted(EXPERIMENTS))})")
+    elif name not in registry.EXPERIMENTS:
+        raise ValueError(f"{where}: unknown experiment {name!r} (available: {', '.join(sorted(registry.EXPERIMENTS))})")
     else:
-        exp = EXPERIMENTS[name]
+        exp = registry.EXPERIMENTS[name]
     if mode not in MODES:
         raise ValueError(f"{where}: mode must be one of {MODES} (got {mode!r})")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -317,10 +263,8 @@ def reproduce_all(out, *, names=None, mode: str = "full", seed: int = 0, workers
     """
     from tqdm import tqdm
 
-    from . import EXPERIMENTS
-
     where = "reproduce_all"
-    names = list(EXPERIMENTS) if names is None else list(names)
+    names = list(registry.EXPERIMENTS) if names is None else list(names)
     if not names:
         raise ValueError(f"{where}: no experiments to run")
     for nm in names:
@@ -334,7 +278,7 @@ def reproduce_all(out, *, names=None, mode: str = "full", seed: int = 0, workers
     try:
         for nm in names:
             bar.set_postfix_str(nm)
-            exp = EXPERIMENTS[nm]
+            exp = registry.EXPERIMENTS[nm]
             t0 = time.perf_counter()
             note = ""
             try:

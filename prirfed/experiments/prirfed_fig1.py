@@ -44,21 +44,15 @@ from __future__ import annotations
 import numpy as np
 
 from prirfed.backend import trainers
-from prirfed.reference.accounting.calibration import (
-    calibrate_sigma_dp_rsgd,
-    calibrate_sigma_dp_rsvrg,
-    paper_sigma_dp_rsgd,
-    paper_sigma_dp_rsvrg,
-)
-from prirfed.reference.accounting.paper import theorem_4_2
-from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event
-from prirfed.reference.accounting.rdp import RdpAccountant
 from prirfed.reference.data.synthetic import federated_eigengap_data
 from prirfed.reference.problems.sphere_pca import SpherePCA
 
-from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
+from . import validate as v
+from .core import Check, experiment, mean_and_spread, write_csv
+from .plots import plot_curve_grid
+from .privacy import local_sigma, paper_claim_check, privacy_of_run, worst_privacy
 
-__all__ = ["EXPERIMENT", "column_settings", "privacy_of_run", "local_sigma", "SIZES_SOURCE"]
+__all__ = ["EXPERIMENT", "column_settings", "SIZES_SOURCE"]
 
 COLUMNS = ("a", "b", "c")
 
@@ -93,54 +87,20 @@ def column_settings(column: str, N: int, N_i: int, L_g: float) -> dict:
 def trial_specs(config: dict) -> list:
     where = "prirfed-fig1"
     for key, low in (("D", 2), ("N", 1), ("T", 1), ("repeats", 1)):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise ValueError(f"{where}: {key} must be an integer >= {low} (got {v!r})")
+        v.check_int(where, key, config[key], low)
     if not isinstance(config["N_i"], int) or config["N_i"] < config["D"]:
         raise ValueError(f"{where}: N_i must be an integer >= d + 1 = {config['D']} (column-orthonormal U_i; got {config['N_i']!r})")
     eps = config["eps"]
-    if not eps or any(not isinstance(e, (int, float)) or not e > 0 for e in eps):
+    if not isinstance(eps, list) or not eps or any(not isinstance(e, (int, float)) or not e > 0 for e in eps):
         raise ValueError(f"{where}: eps must be a non-empty list of positive numbers (got {eps!r})")
-    if not 0 < config["delta"] < 1:
-        raise ValueError(f"{where}: delta must lie in (0, 1) (got {config['delta']!r})")
-    if not config["columns"] or any(c not in COLUMNS for c in config["columns"]):
-        raise ValueError(f"{where}: columns must be a non-empty subset of {list(COLUMNS)} (got {config['columns']!r})")
-    if not isinstance(config["calibrate"], bool):
-        raise ValueError(f"{where}: calibrate must be true or false (got {config['calibrate']!r})")
+    v.check_probability(where, "delta", config["delta"])
+    v.check_names(where, "columns", config["columns"], COLUMNS)
+    v.check_bool(where, "calibrate", config["calibrate"])
     nu = config["nu"]
     if isinstance(nu, bool) or not isinstance(nu, (int, float)) or not 0 < nu < 1 / 1.4:
         raise ValueError(f"{where}: nu must lie in (0, 1/1.4) so that Sigma_i's entries 1 - 1.4 nu stay positive (got {nu!r})")
-    if not 0 < config["delta_hat"] < 1:
-        raise ValueError(f"{where}: delta_hat must lie in (0, 1) (got {config['delta_hat']!r})")
+    v.check_probability(where, "delta_hat", config["delta_hat"])
     return [dict(rep=r) for r in range(config["repeats"])]
-
-
-def privacy_of_run(event, eps: float, delta: float, N: int, s: int, T: int, delta_hat: float, K: int, b: int,
-                   N_i: int, sigma: float, tau: float, local: str = "dp_rsgd", m: int = 1) -> dict:
-    """Paper's (eps', delta') of Theorem 4.2 (000) for local (eps, delta), and the rigorous eps of
-    the run's event at the same delta' (RDP accountant); also the rigorous eps of one agent's
-    local training at the paper's delta (is the paper's local calibration (eps, delta)-DP?)."""
-    eps_p, delta_p = theorem_4_2(eps, delta, N, s, T, delta_hat)
-    acc = RdpAccountant().compose(event)
-    eps_run = acc.get_epsilon(delta_p)
-    local_event = dp_rsgd_event(sigma, tau, b, N_i, K) if local == "dp_rsgd" else dp_rsvrg_event(sigma, tau, tau, N_i, m, K)
-    eps_local = RdpAccountant().compose(local_event).get_epsilon(delta)
-    return dict(eps_paper=float(eps_p), delta_paper=float(delta_p), eps_rigorous=float(eps_run),
-                eps_local_rigorous=float(eps_local))
-
-
-def local_sigma(config: dict, cs: dict, tau: float, N_i: int, eps: float) -> float:
-    """Noise std of one agent for column settings ``cs``: 000's formula (o_i = o~_i = 1,
-    :func:`paper_sigma_dp_rsgd` / :func:`paper_sigma_dp_rsvrg`) or, with ``config["calibrate"]``,
-    the smallest sigma making one agent's local training (eps, delta)-DP by the RDP accountant."""
-    delta = config["delta"]
-    if cs["local"] == "dp_rsgd":
-        if config["calibrate"]:
-            return float(calibrate_sigma_dp_rsgd(eps, delta, cs["K"], tau, N_i, cs["b"]).sigma)
-        return float(paper_sigma_dp_rsgd(eps, delta, cs["K"], tau, N_i))
-    if config["calibrate"]:
-        return float(calibrate_sigma_dp_rsvrg(eps, delta, cs["m"], cs["K"], tau, tau, N_i).sigma)
-    return float(paper_sigma_dp_rsvrg(eps, delta, cs["m"], cs["K"], tau, N_i))
 
 
 def run_trial(config: dict, spec: dict, seq) -> dict:
@@ -158,7 +118,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
     for col in config["columns"]:
         cs = column_settings(col, N, N_i, L_g)
         for eps in config["eps"]:
-            sigma = local_sigma(config, cs, tau, N_i, eps)
+            sigma = local_sigma(cs["local"], eps, config["delta"], cs["K"], tau, N_i, cs["b"], cs["m"], config["calibrate"])
             res = prirfed(problem, x0, T, cs["s"], cs["alpha"], np.random.default_rng(next(it)), local=cs["local"],
                           K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau)
             h = res.history
@@ -192,16 +152,15 @@ def report(config: dict, results: list, out) -> list:
             rs = [r["runs"][key] for r in results]
             priv_rows.append(dict(
                 column=col, eps_local=float(eps), delta_local=float(config["delta"]),
-                sigma_mean=mean_and_spread([q["sigma"] for q in rs])[0],
-                eps_local_rigorous=max(q["eps_local_rigorous"] for q in rs),
-                eps_paper=max(q["eps_paper"] for q in rs), delta_paper=max(q["delta_paper"] for q in rs),
-                eps_rigorous=max(q["eps_rigorous"] for q in rs),
+                sigma_mean=mean_and_spread([q["sigma"] for q in rs])[0], **worst_privacy(rs),
                 sigma_rule="calibrated (RDP, local (eps, delta))" if config["calibrate"] else "paper (o_i = 1)"))
     write_csv(out / "curves.csv", ["column", "eps", "round", "f_gap_mean", "f_gap_std", "grad_norm_mean", "grad_norm_std"],
               curve_rows)
     write_csv(out / "privacy.csv", ["column", "eps_local", "delta_local", "sigma_mean", "eps_local_rigorous", "eps_paper",
                                     "delta_paper", "eps_rigorous", "sigma_rule"], priv_rows)
-    _plot(out, config, curve_rows)
+    plot_curve_grid(out, "fig1", curve_rows, "column", config["columns"], "eps", config["eps"],
+                    (("f_gap", "f(x^(t)) - f*"), ("grad_norm", "||grad f(x^(t))||")),
+                    column_title=lambda col: f"column ({col})", label=lambda eps: f"eps = {eps:g}")
 
     checks = [Check(
         "settings: N, N_i, T as in 000's Figure 1 titles",
@@ -222,49 +181,13 @@ def report(config: dict, results: list, out) -> list:
             f"column ({col}): ||grad f(x^(t))|| decreases as eps increases (000 section 6.1)",
             all(a > b for a, b in zip(gvals, gvals[1:])),
             f"mean ||grad f|| over the last {w} rounds for eps = {eps_sorted}: " + ", ".join(f"{v:.3g}" for v in gvals)))
-    sound = [p for p in priv_rows if p["eps_rigorous"] <= p["eps_paper"] * (1 + 1e-9)]
-    checks.append(Check(
-        "the run is (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the RDP accountant for the sigma used",
-        len(sound) == len(priv_rows),
-        "rigorous eps vs paper eps' at the paper's delta' per (column, eps): " + ", ".join(
-            f"({p['column']}, {p['eps_local']:g}): {p['eps_rigorous']:.3g} vs {p['eps_paper']:.3g}" for p in priv_rows)
-        + ". The RDP bound is an upper bound: 'no' means the accountant cannot certify the paper's eps' for this sigma"
-          " (o_i = 1 under-calibrates the local noise, ERRATA lead 3)"))
+    checks.append(paper_claim_check(
+        priv_rows, lambda p: f"({p['column']}, {p['eps_local']:g}): {p['eps_rigorous']:.3g} vs {p['eps_paper']:.3g}",
+        ". The RDP bound is an upper bound: 'no' means the accountant cannot certify the paper's eps' for this sigma"
+        " (o_i = 1 under-calibrates the local noise, ERRATA lead 3)", "rigorous eps vs paper eps' at the paper's delta' per "
+        "(column, eps): "))
     return checks
 
 
-def _plot(out, config, curve_rows):
-    from matplotlib.figure import Figure
-
-    cols = config["columns"]
-    fig = Figure(figsize=(4.2 * len(cols), 6.4))
-    axes = np.array(fig.subplots(2, len(cols), squeeze=False))
-    for j, col in enumerate(cols):
-        for eps in config["eps"]:
-            rows = [r for r in curve_rows if r["column"] == col and r["eps"] == float(eps)]
-            t = [r["round"] for r in rows]
-            for i, (key, label) in enumerate((("f_gap", "f(x^(t)) - f*"), ("grad_norm", "||grad f(x^(t))||"))):
-                m = np.array([r[f"{key}_mean"] for r in rows])
-                s = np.array([r[f"{key}_std"] for r in rows])
-                ax = axes[i, j]
-                ax.plot(t, m, label=f"eps = {eps:g}")
-                ax.fill_between(t, np.maximum(m - s, 1e-300), m + s, alpha=0.2)
-                ax.set_yscale("log")
-                ax.set_ylabel(label)
-                ax.set_xlabel("iteration t")
-        axes[0, j].set_title(f"column ({col})")
-        axes[0, j].legend()
-    fig.tight_layout()
-    save_figure(fig, out, "fig1")
-
-
-EXPERIMENT = Experiment(
-    name="prirfed-fig1",
-    description="000 Fig. 1: PriRFed with DP-RSGD / DP-RSVRG on sphere PCA (synthetic), eps in {0.08, 0.15, 0.3}",
-    source="000 Section 6.1, Figure 1",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("fig1.png", "fig1.pdf"),
-)
+EXPERIMENT = experiment(__name__, "prirfed-fig1", "000 Fig. 1: PriRFed with DP-RSGD / DP-RSVRG on sphere PCA (synthetic), eps in {0.08, 0.15, 0.3}",
+                        "000 Section 6.1, Figure 1", figures=("fig1",))

@@ -44,9 +44,9 @@ What 000 does not state, and we chose (recorded in config.json):
 - delta_hat = 1e-3 for Theorem 4.2 (as 000's Table 1); Option 1 (x~ = x^(T)).
 
 ``calibrate = True``: sigma_i from the RDP accountant so that one agent's local training is
-(eps, delta)-DP (:func:`prirfed.experiments.prirfed_fig1.local_sigma`). Privacy per
+(eps, delta)-DP (:func:`prirfed.experiments.privacy.local_sigma`). Privacy per
 (scenario, trainer): the paper's eps' (Theorem 4.2) and the rigorous eps of the run's own event at
-the same delta' (:func:`prirfed.experiments.prirfed_fig1.privacy_of_run`).
+the same delta' (:func:`prirfed.experiments.privacy.privacy_of_run`).
 
 Modes: ``full`` the four scenarios, T = 100, 10 tests; ``quick`` the four scenarios, T = 30,
 1 test; ``tiny`` (tests) (N, N_i) = (2, 40), (3, 25), T = 4, 1 test.
@@ -55,19 +55,19 @@ Proofs note: ``proofs_notes/experiment_prirfed_fig2.md``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from prirfed.backend import trainers
 from prirfed.reference.data import real
-from prirfed.reference.problems.sphere_pca import SpherePCA
+from prirfed.verified.problems.cached import CachedSpherePCA
 
-from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
-from .prirfed_fig1 import local_sigma, privacy_of_run
+from . import validate as v
+from .core import Check, experiment, mean_and_spread, write_csv
+from .plots import band, finish, new_figure
+from .privacy import local_sigma, paper_claim_check, privacy_of_run, worst_privacy
 
 __all__ = ["EXPERIMENT", "TRAINERS", "PAPER_SCENARIOS", "load_images", "preprocess", "scenario_problem",
-           "trainer_settings", "data_source", "FixedDataSpherePCA"]
+           "trainer_settings", "data_source"]
 
 NAME = "prirfed-fig2"
 TRAINERS = ("dp_rsgd", "dp_rsvrg")
@@ -109,11 +109,6 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     return cfg
 
 
-def _int(where, key, v, low):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{where}: {key} must be an integer >= {low} (got {v!r})")
-
-
 def _n_images(data: str) -> int:
     return 10000 if data == "mnist" else 1797
 
@@ -121,39 +116,19 @@ def _n_images(data: str) -> int:
 def trial_specs(config: dict) -> list:
     where = NAME
     for key, low in (("T", 1), ("repeats", 1), ("K", 1), ("s", 1)):
-        _int(where, key, config[key], low)
-    if config["data"] not in ("mnist", "digits"):
-        raise ValueError(f"{where}: data must be 'mnist' or 'digits' (got {config['data']!r})")
+        v.check_int(where, key, config[key], low)
+    v.check_choice(where, "data", config["data"], ("mnist", "digits"))
     if config["data"] == "mnist" and not _mnist_available():
         raise ValueError(f"{where}: data = 'mnist' but the MNIST t10k files are not in the shared data folder "
                          f"({real.shared_data_dir()}); use data = 'digits'")
-    if config["preprocess"] not in PREPROCESS:
-        raise ValueError(f"{where}: preprocess must be one of {PREPROCESS} (got {config['preprocess']!r})")
-    if not isinstance(config["calibrate"], bool):
-        raise ValueError(f"{where}: calibrate must be true or false (got {config['calibrate']!r})")
+    v.check_choice(where, "preprocess", config["preprocess"], PREPROCESS)
+    v.check_bool(where, "calibrate", config["calibrate"])
     for key in ("eps", "alpha"):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-            raise ValueError(f"{where}: {key} must be a finite number > 0 (got {v!r})")
+        v.check_positive(where, key, config[key])
     for key in ("delta", "delta_hat"):
-        if not 0 < config[key] < 1:
-            raise ValueError(f"{where}: {key} must lie in (0, 1) (got {config[key]!r})")
-    if not config["trainers"] or any(t not in TRAINERS for t in config["trainers"]):
-        raise ValueError(f"{where}: trainers must be a non-empty subset of {list(TRAINERS)} (got {config['trainers']!r})")
-    sc = config["scenarios"]
-    if not isinstance(sc, list) or not sc:
-        raise ValueError(f"{where}: scenarios must be a non-empty list of [N, N_i] pairs (got {sc!r})")
-    n_img = _n_images(config["data"])
-    for pair in sc:
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise ValueError(f"{where}: each scenario must be a pair [N, N_i] (got {pair!r})")
-        _int(where, "scenario N", pair[0], 1)
-        _int(where, "scenario N_i", pair[1], 1)
-        if config["s"] > pair[0]:
-            raise ValueError(f"{where}: s = {config['s']} exceeds the number of agents N = {pair[0]} of scenario {pair}")
-        if pair[0] * pair[1] > n_img:
-            raise ValueError(f"{where}: scenario {pair} needs N * N_i = {pair[0] * pair[1]} images but data "
-                             f"{config['data']!r} has {n_img}")
+        v.check_probability(where, key, config[key])
+    v.check_names(where, "trainers", config["trainers"], TRAINERS)
+    v.check_scenarios(where, config["scenarios"], config["s"], _n_images(config["data"]), "images")
     return [dict(rep=r) for r in range(config["repeats"])]
 
 
@@ -182,30 +157,15 @@ def preprocess(X, how: str) -> np.ndarray:
     return X / n[:, None]
 
 
-class FixedDataSpherePCA(SpherePCA):
-    """:class:`SpherePCA` whose ``A`` and ``optimum()`` are computed once and cached: the experiment
-    never changes the data, and the trainers' history asks for the angle to x* every round (an
-    ``eigh`` of a 784 x 784 matrix each time otherwise). Every formula is SpherePCA's."""
-
-    @property
-    def A(self) -> np.ndarray:
-        if getattr(self, "_A_cache", None) is None:
-            self._A_cache = SpherePCA.A.fget(self)
-        return self._A_cache
-
-    def optimum(self) -> np.ndarray:
-        if getattr(self, "_opt_cache", None) is None:
-            self._opt_cache = SpherePCA.optimum(self)
-        return self._opt_cache.copy()
-
-
-def scenario_problem(X, order, N: int, N_i: int) -> SpherePCA:
+def scenario_problem(X, order, N: int, N_i: int) -> CachedSpherePCA:
     """Problem (6.1) (000 weights) on the first N N_i rows of ``X[order]``, agent i holding rows
-    ``order[i N_i : (i + 1) N_i]``."""
+    ``order[i N_i : (i + 1) N_i]`` (:class:`CachedSpherePCA`: A and x* computed once, since the
+    trainers' history asks for the angle to x* every round, an ``eigh`` of a 784 x 784 matrix each
+    time otherwise)."""
     rows = np.asarray(order)[: N * N_i]
     if rows.size != N * N_i:
         raise ValueError(f"scenario_problem: {N} agents of {N_i} rows need {N * N_i} rows, the order has {len(order)}")
-    return FixedDataSpherePCA([X[rows[i * N_i:(i + 1) * N_i]] for i in range(N)], paper="000")
+    return CachedSpherePCA([X[rows[i * N_i:(i + 1) * N_i]] for i in range(N)], paper="000")
 
 
 def trainer_settings(trainer: str, N: int, N_i: int, config: dict) -> dict:
@@ -234,7 +194,8 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
         tau = float(problem.L_g)  # 000 section 6.1: tau = tau_0 = tau_1 = L_g
         for tr in config["trainers"]:
             cs = trainer_settings(tr, N, N_i, config)
-            sigma = local_sigma(config, cs, tau, N_i, float(config["eps"]))
+            sigma = local_sigma(cs["local"], float(config["eps"]), config["delta"], cs["K"], tau, N_i, cs["b"], cs["m"],
+                                config["calibrate"])
             res = prirfed(problem, x0, config["T"], cs["s"], cs["alpha"], np.random.default_rng(next(run_seqs)),
                           local=cs["local"], K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau)
             priv = privacy_of_run(res.event, float(config["eps"]), config["delta"], N, cs["s"], config["T"],
@@ -269,8 +230,7 @@ def report(config: dict, results: list, out) -> list:
             priv_rows.append(dict(
                 N=N, N_i=N_i, trainer=tr, m=rs[0]["m"], eps_local=float(config["eps"]), delta_local=float(config["delta"]),
                 tau_mean=mean_and_spread([q["tau"] for q in rs])[0], sigma_mean=mean_and_spread([q["sigma"] for q in rs])[0],
-                eps_local_rigorous=max(q["eps_local_rigorous"] for q in rs), eps_paper=max(q["eps_paper"] for q in rs),
-                delta_paper=max(q["delta_paper"] for q in rs), eps_rigorous=max(q["eps_rigorous"] for q in rs),
+                **worst_privacy(rs),
                 sigma_rule="calibrated (RDP, local (eps, delta))" if config["calibrate"] else "paper (o_i = o~_i = 1)"))
     write_csv(out / "curves.csv", ["N", "N_i", "trainer", "round", "f_mean", "f_std", "f_star_mean", "gap_mean", "gap_std"],
               curve_rows)
@@ -297,34 +257,25 @@ def report(config: dict, results: list, out) -> list:
                 f"{LABELS[tr]}: a larger number of agents N gives a smaller final cost gap (000 section 6.1, Theorem 5.6)",
                 all(x > y for x, y in zip(vals, vals[1:])) and all(x < y for x, y in zip(Ns, Ns[1:])),
                 f"mean f - f* over the last {w} rounds for N = {Ns}: " + ", ".join(f"{v:.3g}" for v in vals)))
-    sound = [p for p in priv_rows if p["eps_rigorous"] <= p["eps_paper"] * (1 + 1e-9)]
-    checks.append(Check(
-        "the run is (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the RDP accountant for the sigma used",
-        len(sound) == len(priv_rows),
-        "rigorous eps vs paper eps' at the paper's delta' per (N, trainer): " + ", ".join(
-            f"({p['N']}, {p['trainer']}): {p['eps_rigorous']:.3g} vs {p['eps_paper']:.3g}" for p in priv_rows)
-        + ". An upper bound: 'no' means the accountant cannot certify the paper's eps' for this sigma (ERRATA lead 3, 17)"))
+    checks.append(paper_claim_check(
+        priv_rows, lambda p: f"({p['N']}, {p['trainer']}): {p['eps_rigorous']:.3g} vs {p['eps_paper']:.3g}",
+        ". An upper bound: 'no' means the accountant cannot certify the paper's eps' for this sigma (ERRATA lead 3, 17)",
+        "rigorous eps vs paper eps' at the paper's delta' per (N, trainer): "))
     return checks
 
 
 def _plot(out, config, curve_rows):
-    from matplotlib.figure import Figure
-
     sc = config["scenarios"]
-    fig = Figure(figsize=(3.8 * len(sc), 6.4))
-    axes = np.array(fig.subplots(2, len(sc), squeeze=False))
+    fig, axes = new_figure(2, len(sc), 3.8 * len(sc), 6.4)
     for j, (N, N_i) in enumerate(sc):
         for tr in config["trainers"]:
             rows = [r for r in curve_rows if r["N"] == N and r["N_i"] == N_i and r["trainer"] == tr]
             t = [r["round"] for r in rows]
-            fm = np.array([r["f_mean"] for r in rows])
-            fsd = np.array([r["f_std"] for r in rows])
+            band(axes[0, j], t, [r["f_mean"] for r in rows], [r["f_std"] for r in rows], LABELS[tr])
             gm = np.array([r["gap_mean"] for r in rows])
-            gsd = np.array([r["gap_std"] for r in rows])
-            axes[0, j].plot(t, fm, label=LABELS[tr])
-            axes[0, j].fill_between(t, fm - fsd, fm + fsd, alpha=0.2)
             axes[1, j].plot(t, np.maximum(gm, 1e-300), label=LABELS[tr])
-            axes[1, j].fill_between(t, np.maximum(gm - gsd, 1e-300), gm + gsd, alpha=0.2)
+            axes[1, j].fill_between(t, np.maximum(gm - np.array([r["gap_std"] for r in rows]), 1e-300),
+                                    gm + np.array([r["gap_std"] for r in rows]), alpha=0.2)
         axes[0, j].axhline(rows[0]["f_star_mean"], color="k", ls="--", lw=1, label="True Value")
         axes[0, j].set_title(f"N = {N}, N_i = {N_i}")
         axes[0, j].set_ylabel("f(x^(t))")
@@ -333,17 +284,8 @@ def _plot(out, config, curve_rows):
         for i in (0, 1):
             axes[i, j].set_xlabel("iteration t")
         axes[0, j].legend()
-    fig.tight_layout()
-    save_figure(fig, out, "fig2")
+    finish(fig, out, "fig2")
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="000 Fig. 2: PriRFed-DP-RSGD vs PriRFed-DP-RSVRG on sphere PCA with MNIST (t10k, N scaled), eps = 0.15",
-    source="000 Section 6.1 (MNIST), Figure 2",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("fig2.png", "fig2.pdf"),
-)
+EXPERIMENT = experiment(__name__, NAME, "000 Fig. 2: PriRFed-DP-RSGD vs PriRFed-DP-RSVRG on sphere PCA with MNIST (t10k, N scaled), eps = 0.15",
+                        "000 Section 6.1 (MNIST), Figure 2", figures=("fig2",))

@@ -39,26 +39,14 @@ the local delta. ``calibrate = True``: sigma from the RDP accountant so that the
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from prirfed.reference.accounting.calibration import (
-    calibrate_sigma_dp_rsgd,
-    calibrate_sigma_dp_rsvrg,
-    paper_sigma_dp_rsgd,
-    paper_sigma_dp_rsvrg,
-)
 from prirfed.reference.data.synthetic import bounded_wishart
-from prirfed.reference.problems.spd_frechet import SPDFrechetMean
 
-from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
-from .prirfed_fig1 import privacy_of_run
+from . import validate as v
+from .core import experiment
+from .spd_common import run_spd_trial, spd_config, spd_report, validate_common
 
-__all__ = ["EXPERIMENT", "ALGORITHMS", "LABELS", "local_sigma", "validate_common", "run_spd_trial", "spd_report"]
+__all__ = ["EXPERIMENT", "make_config"]
 
-ALGORITHMS = ("dp_rsgd", "dp_rsvrg")
-LABELS = {"dp_rsgd": "PriRFed-DP-RSGD", "dp_rsvrg": "PriRFed-DP-RSVRG (legend 'DP-SRSGD')"}
 NAME = "prirfed-fig3"
 
 
@@ -68,231 +56,26 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
         "quick": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=30, repeats=1, record_every=15),
         "tiny": dict(n_total=40, scenarios=[[2, 20], [4, 10]], T=3, repeats=2, record_every=1),
     }[mode]
-    return dict(mode=mode, seed=seed, backend=backend, calibrate=False, d=2, D_W=1.0, eps=0.15, delta=1e-4,
-                delta_hat=1e-3, s=1, K=3, m=10, tau=1.0, alpha=0.05, batch="full (b_i = N_i; our choice)",
-                algorithms=list(ALGORITHMS), **sizes)
-
-
-def _int(where, config, key, low):
-    v = config[key]
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise ValueError(f"{where}: {key} must be an integer >= {low} (got {v!r})")
-    return v
-
-
-def validate_common(where: str, config: dict, n_available: int | None = None) -> None:
-    """Check the settings shared by Figures 3 and 4 (ValueError naming the key and the value)."""
-    for key, low in (("T", 1), ("repeats", 1), ("record_every", 1), ("K", 1), ("m", 1), ("s", 1)):
-        _int(where, config, key, low)
-    for key in ("eps", "tau", "alpha"):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-            raise ValueError(f"{where}: {key} must be a positive finite number (got {v!r})")
-    for key in ("delta", "delta_hat"):
-        v = config[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
-            raise ValueError(f"{where}: {key} must lie in (0, 1) (got {v!r})")
-    if not isinstance(config["calibrate"], bool):
-        raise ValueError(f"{where}: calibrate must be true or false (got {config['calibrate']!r})")
-    algs = config["algorithms"]
-    if not isinstance(algs, list) or not algs or any(a not in ALGORITHMS for a in algs) or len(set(algs)) != len(algs):
-        raise ValueError(f"{where}: algorithms must be a non-empty list of distinct names from {list(ALGORITHMS)} (got {algs!r})")
-    sc = config["scenarios"]
-    if not isinstance(sc, list) or not sc:
-        raise ValueError(f"{where}: scenarios must be a non-empty list of [N, N_i] pairs (got {sc!r})")
-    for p in sc:
-        if (not isinstance(p, list) or len(p) != 2 or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in p)):
-            raise ValueError(f"{where}: each scenario must be [N, N_i] with positive integers (got {p!r})")
-        if config["s"] > p[0]:
-            raise ValueError(f"{where}: s = {config['s']} exceeds the number of agents N = {p[0]} of scenario {p}")
-        if n_available is not None and p[0] * p[1] > n_available:
-            raise ValueError(f"{where}: scenario {p} needs N * N_i = {p[0] * p[1]} samples, only {n_available} available "
-                             f"(too many by {p[0] * p[1] - n_available})")
+    return spd_config(mode, seed, backend, d=2, D_W=1.0, **sizes)
 
 
 def trial_specs(config: dict) -> list:
     where = NAME
-    _int(where, config, "d", 1)
-    _int(where, config, "n_total", 1)
-    D_W = config["D_W"]
-    if isinstance(D_W, bool) or not isinstance(D_W, (int, float)) or not (math.isfinite(D_W) and D_W > 0):
-        raise ValueError(f"{where}: D_W must be a positive finite number (got {D_W!r})")
+    v.check_int(where, "d", config["d"], 1)
+    v.check_int(where, "n_total", config["n_total"], 1)
+    v.check_positive(where, "D_W", config["D_W"])
     validate_common(where, config, config["n_total"])
     return [dict(test=r) for r in range(config["repeats"])]
 
 
-def local_sigma(config: dict, alg: str, N_i: int) -> float:
-    """Noise std of one agent: 000's formula (o_i = o~_i = 1) or, with ``calibrate``, the smallest
-    sigma for which the RDP accountant certifies the local training (eps, delta)-DP."""
-    eps, delta, K, m, tau = config["eps"], config["delta"], config["K"], config["m"], config["tau"]
-    if alg == "dp_rsgd":
-        if config["calibrate"]:
-            return float(calibrate_sigma_dp_rsgd(eps, delta, K, tau, N_i, N_i).sigma)
-        return float(paper_sigma_dp_rsgd(eps, delta, K, tau, N_i))
-    if config["calibrate"]:
-        return float(calibrate_sigma_dp_rsvrg(eps, delta, m, K, tau, tau, N_i).sigma)
-    return float(paper_sigma_dp_rsvrg(eps, delta, m, K, tau, N_i))
-
-
-def _trainer(backend):
-    from prirfed.backend import trainers
-
-    return trainers(backend).prirfed
-
-
-def run_spd_trial(config: dict, seq, samples_fn, where: str = NAME) -> dict:
-    """One test of Figure 3 or 4: ``samples_fn(rng)`` gives the pooled SPD samples (n, k, k); every
-    scenario splits them in order into N agents of N_i; the four runs share x^(0). A run whose
-    iterates leave the double-precision SPD matrices (too much noise for the step size) raises a
-    ValueError naming the run and its sigma."""
-    scen = config["scenarios"]
-    algs = config["algorithms"]
-    data_seq, x0_seq, *run_seqs = seq.spawn(2 + len(scen) * len(algs))
-    X = samples_fn(np.random.default_rng(data_seq))
-    prirfed = _trainer(config["backend"])
-    x0 = None
-    out = {}
-    it = iter(run_seqs)
-    for N, N_i in scen:
-        problem = SPDFrechetMean([X[i * N_i:(i + 1) * N_i] for i in range(N)])
-        if x0 is None:
-            x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
-        x_star = problem.x_star  # Karcher flow to ||grad f|| <= 1e-12, cached: the trainers' history reuses it
-        f_star = float(problem.f(x_star))
-        gnorm = float(problem.manifold.norm(x_star, problem.grad(x_star)))
-        for alg in algs:
-            sigma = local_sigma(config, alg, N_i)
-            try:
-                res = prirfed(problem, x0, config["T"], config["s"], config["alpha"], np.random.default_rng(next(it)),
-                              local=alg, K=config["K"], b=N_i, m=config["m"], sigma=sigma, tau=config["tau"],
-                              record_every=config["record_every"])
-            except ValueError as exc:
-                if not any(k in str(exc) for k in ("positive definite", "non-finite", "floating point")):
-                    raise
-                raise ValueError(
-                    f"{where}: the {alg} run of scenario (N, N_i) = ({N}, {N_i}) "
-                    f"with sigma = {sigma:.4g} left the SPD matrices representable in double precision (noise steps "
-                    f"of length ~ alpha sigma sqrt(dim) = {config['alpha'] * sigma * (X.shape[1] * (X.shape[1] + 1) / 2) ** 0.5:.3g} "
-                    f"per inner iteration); use a larger N_i, a smaller alpha or drop this algorithm ({exc})") from None
-            h = res.history
-            priv = privacy_of_run(res.event, config["eps"], config["delta"], N, config["s"], config["T"],
-                                  config["delta_hat"], config["K"], N_i, N_i, sigma, config["tau"], alg, config["m"])
-            out[f"{N}x{N_i}/{alg}"] = dict(rounds=[int(r) for r in h.rounds], f=[float(v) for v in h.f],
-                                           excess=[float(v) - f_star for v in h.f], sigma=sigma, **priv)
-        out[f"{N}x{N_i}/f_star"] = f_star
-        out[f"{N}x{N_i}/optimum_grad_norm"] = gnorm
-    return dict(runs=out, k=int(X.shape[1]))
-
-
 def run_trial(config: dict, spec: dict, seq) -> dict:
-    return run_spd_trial(config, seq, lambda rng: bounded_wishart(config["n_total"], config["d"], config["D_W"], rng).X)
-
-
-def spd_report(config: dict, results: list, out, stem: str, title: str) -> list:
-    """CSVs (curves, privacy), plot and the checks of 000 Section 6.2 (shared by Figures 3 and 4)."""
-    algs = config["algorithms"]
-    scen = [tuple(p) for p in config["scenarios"]]
-    curve_rows, priv_rows, summary = [], [], {}
-    for N, N_i in scen:
-        f_star = mean_and_spread([r["runs"][f"{N}x{N_i}/f_star"] for r in results])[0]
-        for alg in algs:
-            key = f"{N}x{N_i}/{alg}"
-            rounds = results[0]["runs"][key]["rounds"]
-            ex = np.array([r["runs"][key]["excess"] for r in results])
-            fv = np.array([r["runs"][key]["f"] for r in results])
-            for k, t in enumerate(rounds):
-                e_m, e_s = mean_and_spread(ex[:, k])
-                f_m, f_s = mean_and_spread(fv[:, k])
-                curve_rows.append(dict(N=N, N_i=N_i, algorithm=alg, round=t, excess_mean=e_m, excess_std=e_s,
-                                       f_mean=f_m, f_std=f_s, f_star_mean=f_star))
-            mean_curve = ex.mean(axis=0)
-            summary[(N, N_i, alg)] = dict(final=float(mean_curve[-1]), auc=float(mean_curve[1:].mean()) if len(rounds) > 1
-                                          else float(mean_curve[-1]))
-            rs = [r["runs"][key] for r in results]
-            priv_rows.append(dict(
-                N=N, N_i=N_i, algorithm=alg, eps_local=float(config["eps"]), delta_local=float(config["delta"]),
-                sigma_mean=mean_and_spread([q["sigma"] for q in rs])[0],
-                eps_local_rigorous=max(q["eps_local_rigorous"] for q in rs),
-                eps_paper=max(q["eps_paper"] for q in rs), delta_paper=max(q["delta_paper"] for q in rs),
-                eps_rigorous=max(q["eps_rigorous"] for q in rs)))
-    cols = ["N", "N_i", "algorithm", "round", "excess_mean", "excess_std", "f_mean", "f_std", "f_star_mean"]
-    write_csv(out / "curves.csv", cols, curve_rows)
-    write_csv(out / "privacy.csv", ["N", "N_i", "algorithm", "eps_local", "delta_local", "sigma_mean", "eps_local_rigorous",
-                                    "eps_paper", "delta_paper", "eps_rigorous"], priv_rows)
-    _plot(out, config, curve_rows, stem, title)
-
-    checks = []
-    if set(algs) == set(ALGORITHMS):
-        for N, N_i in scen:
-            a, b = summary[(N, N_i, "dp_rsgd")], summary[(N, N_i, "dp_rsvrg")]
-            checks.append(Check(
-                f"(N, N_i) = ({N}, {N_i}): PriRFed-DP-RSVRG outperforms PriRFed-DP-RSGD (000 section 6.2)",
-                b["final"] < a["final"] and b["auc"] < a["auc"],
-                f"mean excess risk f(x^(T)) - f(x*): DP-RSVRG {b['final']:.3g} vs DP-RSGD {a['final']:.3g}; "
-                f"averaged over the recorded rounds t >= 1: {b['auc']:.3g} vs {a['auc']:.3g}"))
-        if len(scen) >= 2:
-            lo = min(scen, key=lambda p: p[1])
-            hi = max(scen, key=lambda p: p[1])
-            ratio = {p: summary[(*p, "dp_rsgd")]["auc"] / summary[(*p, "dp_rsvrg")]["auc"] for p in (lo, hi)}
-            checks.append(Check(
-                "for a smaller N_i (more noise) PriRFed-DP-RSGD is notably slower than PriRFed-DP-RSVRG (000 section 6.2)",
-                ratio[lo] > 1 and ratio[lo] > ratio[hi],
-                f"ratio DP-RSGD / DP-RSVRG of the excess risk averaged over the recorded rounds: {ratio[lo]:.3g} at "
-                f"N_i = {lo[1]} vs {ratio[hi]:.3g} at N_i = {hi[1]}"))
-    sound = [p for p in priv_rows if p["eps_rigorous"] <= p["eps_paper"] * (1 + 1e-9)]
-    checks.append(Check(
-        "the run is (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the RDP accountant for the sigma used",
-        len(sound) == len(priv_rows),
-        "rigorous eps vs paper eps' at the paper's delta' per (N, N_i, trainer): " + ", ".join(
-            f"({p['N']}, {p['N_i']}, {p['algorithm']}): {p['eps_rigorous']:.3g} vs {p['eps_paper']:.3g}" for p in priv_rows)
-        + "; rigorous eps of one agent's local training at the local delta: " + ", ".join(
-            f"{p['eps_local_rigorous']:.3g}" for p in priv_rows) + f" (claimed {config['eps']:g})"))
-    return checks
-
-
-def _plot(out, config, curve_rows, stem, title):
-    from matplotlib.figure import Figure
-
-    scen = [tuple(p) for p in config["scenarios"]]
-    fig = Figure(figsize=(4.4 * len(scen), 6.4))
-    axes = np.array(fig.subplots(2, len(scen), squeeze=False))
-    for j, (N, N_i) in enumerate(scen):
-        f_star = None
-        for alg in config["algorithms"]:
-            rows = [r for r in curve_rows if r["N"] == N and r["N_i"] == N_i and r["algorithm"] == alg]
-            t = [r["round"] for r in rows]
-            f_star = rows[0]["f_star_mean"]
-            for i, key in enumerate(("f", "excess")):
-                m = np.array([r[f"{key}_mean"] for r in rows])
-                s = np.array([r[f"{key}_std"] for r in rows])
-                ax = axes[i, j]
-                ax.plot(t, m, marker=".", label=LABELS[alg])
-                # band mean +- std; on the log axis its lower edge is clipped at mean / 10
-                lo = np.maximum(m - s, m / 10) if key == "excess" else m - s
-                ax.fill_between(t, lo, m + s, alpha=0.2)
-        axes[0, j].axhline(f_star, color="k", ls="--", label="True Value (steepest descent)")
-        axes[0, j].set_ylabel("cost f(x^(t))")
-        axes[1, j].set_yscale("log")
-        axes[1, j].set_ylabel("excess risk f(x^(t)) - f(x*)")
-        for i in range(2):
-            axes[i, j].set_xlabel("iteration t")
-        axes[0, j].set_title(f"{title}: N = {N}, N_i = {N_i}")
-        axes[0, j].legend(fontsize=7)
-    fig.tight_layout()
-    save_figure(fig, out, stem)
+    return run_spd_trial(config, seq, lambda rng: bounded_wishart(config["n_total"], config["d"], config["D_W"], rng).X,
+                         NAME)
 
 
 def report(config: dict, results: list, out) -> list:
     return spd_report(config, results, out, "fig3", "synthetic W(I/2, 2)")
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="000 Fig. 3: PriRFed-DP-RSGD vs PriRFed-DP-RSVRG, Frechet mean on SPD(2), bounded Wishart data",
-    source="000 Section 6.2, Figure 3",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("fig3.png", "fig3.pdf"),
-)
+EXPERIMENT = experiment(__name__, NAME, "000 Fig. 3: PriRFed-DP-RSGD vs PriRFed-DP-RSVRG, Frechet mean on SPD(2), bounded Wishart data",
+                        "000 Section 6.2, Figure 3", figures=("fig3",))

@@ -33,10 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from prirfed.reference.data.descriptors import covariance_descriptors
-from prirfed.reference.data.real import MNIST_T10K_IMAGES, MNIST_T10K_LABELS, load_digits, load_mnist, load_pathmnist, shared_data_dir
+from prirfed.reference.data.real import (
+    MNIST_T10K_IMAGES,
+    MNIST_T10K_LABELS,
+    load_digits,
+    load_mnist,
+    load_pathmnist,
+    shared_data_dir,
+)
 
-from .framework import Experiment
-from .prirfed_fig3 import run_spd_trial, spd_report, validate_common
+from . import validate as v
+from .core import Check, experiment
+from .spd_common import run_spd_trial, spd_config, spd_report, validate_common
 
 __all__ = ["EXPERIMENT", "resolve_data", "load_images", "DATA_SOURCES"]
 
@@ -74,8 +82,6 @@ def resolve_data(path=None) -> tuple[str, str | None, str]:
 
 
 def make_config(mode: str, seed: int, backend: str) -> dict:
-    from .prirfed_fig3 import make_config as fig3_config
-
     source, path, note = resolve_data()
     n_full, sc_full = FULL_SIZES[source]
     sizes = {
@@ -85,10 +91,8 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     }[mode]
     if mode == "quick" and source != "digits":
         sizes.update(n_images=2000, scenarios=[[5, 400], [10, 200]])
-    base = fig3_config(mode, seed, backend)
-    for k in ("d", "D_W", "n_total"):
-        base.pop(k)
-    base.update(alpha=0.3, data=source, data_path=path, data_note=note, descriptor_eps=1e-6, **sizes)
+    base = spd_config(mode, seed, backend, data=source, data_path=path, data_note=note, descriptor_eps=1e-6, **sizes)
+    base.update(alpha=0.3)
     return base
 
 
@@ -108,17 +112,12 @@ def load_images(source: str, path: str | None) -> np.ndarray:
 
 def trial_specs(config: dict) -> list:
     where = NAME
-    if config["data"] not in DATA_SOURCES:
-        raise ValueError(f"{where}: data must be one of {list(DATA_SOURCES)} (got {config['data']!r})")
+    v.check_choice(where, "data", config["data"], DATA_SOURCES)
     if config["data"] in ("pathmnist", "mnist"):
         if not isinstance(config["data_path"], str) or not Path(config["data_path"]).is_file():
             raise ValueError(f"{where}: data {config['data']!r} needs data_path, an existing file (got {config['data_path']!r})")
-    n = config["n_images"]
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"{where}: n_images must be an integer >= 1 (got {n!r})")
-    e = config["descriptor_eps"]
-    if isinstance(e, bool) or not isinstance(e, (int, float)) or not e > 0:
-        raise ValueError(f"{where}: descriptor_eps must be > 0 (got {e!r})")
+    n = v.check_int(where, "n_images", config["n_images"], 1)
+    v.check_positive(where, "descriptor_eps", config["descriptor_eps"])
     validate_common(where, config, n)
     available = len(load_images(config["data"], config["data_path"]))
     if n > available:
@@ -137,8 +136,6 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
 
 
 def report(config: dict, results: list, out) -> list:
-    from .framework import Check
-
     k = results[0]["k"]
     checks = spd_report(config, results, out, "fig4", f"{config['data']} {k}x{k} descriptors")
     checks.append(Check(
@@ -148,14 +145,5 @@ def report(config: dict, results: list, out) -> list:
     return checks
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="000 Fig. 4: PriRFed-DP-RSGD vs PriRFed-DP-RSVRG, Frechet mean of covariance descriptors "
-                "(PathMNIST if available, else MNIST t10k / digits, said so)",
-    source="000 Section 6.2, Figure 4",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("fig4.png", "fig4.pdf"),
-)
+EXPERIMENT = experiment(__name__, NAME, "000 Fig. 4: PriRFed-DP-RSGD vs PriRFed-DP-RSVRG, Frechet mean of covariance descriptors "
+                "(PathMNIST if available, else MNIST t10k / digits, said so)", "000 Section 6.2, Figure 4", figures=("fig4",))

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from prirfed.reference.data import wordnet as wn
 from prirfed.reference.manifolds import Lorentz
+from prirfed.reference.manifolds.lorentz_rows import dist_rows
 
-from . import prirfed_fig5 as f5
-from .framework import Check, Experiment, save_figure, write_csv
+from . import hsp_common as hsp
+from .core import Check, experiment, write_csv
+from .plots import finish, new_figure
 
 __all__ = ["EXPERIMENT", "poincare", "best_runs", "nearer_fraction"]
 
@@ -39,16 +40,16 @@ LABELLED = ("mammal.n.01", "placental.n.01", "primate.n.02", "carnivore.n.01", "
 
 
 def make_config(mode: str, seed: int, backend: str) -> dict:
-    return f5.make_config(mode, seed, backend)
+    return hsp.make_config(mode, seed, backend)
 
 
 def trial_specs(config: dict) -> list:
-    f5.validate("prirfed-fig6", config)
+    hsp.validate("prirfed-fig6", config)
     return [dict(run=r) for r in range(config["runs"])]
 
 
 def run_trial(config: dict, spec: dict, seq) -> dict:
-    res = f5.run_methods(config, seq)
+    res = hsp.run_methods(config, seq)
     for run in res["runs"].values():  # Fig. 6 needs the outputs, not the curves
         if not run["diverged"]:
             run["dist_true_final"] = run["dist_true"][-1]
@@ -69,7 +70,7 @@ def best_runs(config: dict, results: list) -> dict:
     """For each method, the index of the run whose output x^(T) is nearest the true embedding (runs that
     diverged are left out; a method all of whose runs diverged has no entry)."""
     best = {}
-    for m in (m for m in f5.METHODS if m in config["methods"]):
+    for m in (m for m in hsp.METHODS if m in config["methods"]):
         d = [(r["runs"][m]["dist_true_final"], k) for k, r in enumerate(results) if not r["runs"][m]["diverged"]]
         if d:
             best[m] = min(d)[1]
@@ -78,14 +79,14 @@ def best_runs(config: dict, results: list) -> dict:
 
 def nearer_fraction(y_true, x, Y_train) -> float:
     """Fraction of the training embeddings nearer to ``y_true`` than ``x`` is."""
-    d_train = wn._l_dist(np.broadcast_to(y_true, Y_train.shape), Y_train)
-    return float(np.mean(d_train < float(wn._l_dist(np.asarray(y_true)[None, :], np.asarray(x)[None, :])[0])))
+    d_train = dist_rows(np.broadcast_to(y_true, Y_train.shape), Y_train)
+    return float(np.mean(d_train < float(dist_rows(np.asarray(y_true)[None, :], np.asarray(x)[None, :])[0])))
 
 
 def report(config: dict, results: list, out) -> list:
-    st = f5.build_setting(config)
-    data, closure, y_true, h_w = st["data"], st["closure"], st["y_true"], st["h_w"]
-    methods = [m for m in f5.METHODS if m in config["methods"]]
+    st = hsp.build_setting(config)
+    data, y_true, h_w = st["data"], st["y_true"], st["h_w"]
+    methods = [m for m in hsp.METHODS if m in config["methods"]]
     best = best_runs(config, results)
     pred_rows = []
     for k, r in enumerate(results):
@@ -94,7 +95,7 @@ def report(config: dict, results: list, out) -> list:
                 continue
             x = np.array(r["runs"][m]["x_out"])
             u, v = poincare(x)[0]
-            pred_rows.append(dict(run=k, method=f5.LABELS[m], best=str(best[m] == k), x0=float(x[0]), x1=float(x[1]),
+            pred_rows.append(dict(run=k, method=hsp.LABELS[m], best=str(best[m] == k), x0=float(x[0]), x1=float(x[1]),
                                   x2=float(x[2]), poincare_u=float(u), poincare_v=float(v),
                                   dist_true=float(r["runs"][m]["dist_true_final"])))
     write_csv(out / "predictions.csv", ["run", "method", "best", "x0", "x1", "x2", "poincare_u", "poincare_v", "dist_true"], pred_rows)
@@ -111,34 +112,34 @@ def report(config: dict, results: list, out) -> list:
     related = set(st["related"])
     checks = []
     close_ev, hier_ev, close_ok, hier_ok = [], [], True, True
-    for m in (m for m in f5.PRIVATE if m in methods):
+    for m in (m for m in hsp.PRIVATE if m in methods):
         if m not in best:
             close_ok = hier_ok = False
-            close_ev.append(f"{f5.LABELS[m]}: every run diverged ({results[0]['runs'][m]['diverged']})")
+            close_ev.append(f"{hsp.LABELS[m]}: every run diverged ({results[0]['runs'][m]['diverged']})")
             continue
         x = np.array(results[best[m]]["runs"][m]["x_out"])
         frac = nearer_fraction(y_true, x, Y_train)
         close_ok &= frac < 0.05
-        close_ev.append(f"{f5.LABELS[m]} (run {best[m]}): d = {results[best[m]]['runs'][m]['dist_true_final']:.3g}, "
+        close_ev.append(f"{hsp.LABELS[m]} (run {best[m]}): d = {results[best[m]]['runs'][m]['dist_true_final']:.3g}, "
                         f"{100 * frac:.2g}% of training nodes nearer")
-        d_near = wn._l_dist(np.broadcast_to(x, Y_train.shape), Y_train)
+        d_near = dist_rows(np.broadcast_to(x, Y_train.shape), Y_train)
         j = int(train_idx[int(np.argmin(d_near))])
         hier_ok &= j in related
-        hier_ev.append(f"{f5.LABELS[m]}: nearest node {data.names[j]} ({'related' if j in related else 'unrelated'})")
+        hier_ev.append(f"{hsp.LABELS[m]}: nearest node {data.names[j]} ({'related' if j in related else 'unrelated'})")
     if close_ev:
         checks.append(Check(
             f"the best private predictions are close to the true embedding of '{st['test_name']}' (000 section 6.3, Fig. 6(b))",
-            close_ok, f"Data: {f5.data_sentence(config)}. " + "; ".join(close_ev)
+            close_ok, f"Data: {hsp.data_sentence(config)}. " + "; ".join(close_ev)
             + f" (criterion: < 5%; h(w) is at d = {st['d_opt_true']:.3g} from the true embedding)"))
         checks.append(Check(
             "the predictions keep the hierarchical structure: the training node nearest each best private prediction is an "
             f"ancestor or descendant of '{st['test_name']}' (000 section 6.3)",
             hier_ok, "; ".join(hier_ev) + f" ({len(related)} related nodes in the closure)"))
-        priv = [(m, results[0]["runs"][m]) for m in f5.PRIVATE if m in methods]
+        priv = [(m, results[0]["runs"][m]) for m in hsp.PRIVATE if m in methods]
         ok = all(max(r["runs"][m]["eps_rigorous"] for r in results) <= q["eps_paper"] * (1 + 1e-9) for m, q in priv)
         checks.append(Check(
             "the private predictions are (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the RDP accountant",
-            ok, ", ".join(f"{f5.LABELS[m]}: rigorous {max(r['runs'][m]['eps_rigorous'] for r in results):.3g} vs paper "
+            ok, ", ".join(f"{hsp.LABELS[m]}: rigorous {max(r['runs'][m]['eps_rigorous'] for r in results):.3g} vs paper "
                           f"{q['eps_paper']:.3g} at delta' = {q['delta_paper']:.3g}" for m, q in priv)))
     return checks
 
@@ -147,15 +148,13 @@ _MARKERS = {"rsgd": ("o", "tab:blue"), "dp_rsgd": ("s", "tab:orange"), "rsvrg": 
 
 
 def _plot(out, config, st, results, best, methods):
-    from matplotlib.figure import Figure
-
     data = st["data"]
     P = poincare(data.y)
     pt = poincare(st["y_true"])[0]
     ph = poincare(st["h_w"])[0]
     preds = {m: poincare(results[best[m]]["runs"][m]["x_out"])[0] for m in methods if m in best}
-    fig = Figure(figsize=(11.0, 5.4))
-    axes = fig.subplots(1, 2)
+    fig, grid = new_figure(1, 2, 11.0, 5.4)
+    axes = grid[0]
     theta = np.linspace(0.0, 2.0 * np.pi, 400)
     for j, ax in enumerate(axes):
         ax.plot(np.cos(theta), np.sin(theta), color="k", lw=0.8)
@@ -166,7 +165,7 @@ def _plot(out, config, st, results, best, methods):
         for m in preds:
             mk, c = _MARKERS[m]
             ax.scatter([preds[m][0]], [preds[m][1]], marker=mk, s=90, color=c, edgecolor="k", zorder=6,
-                       label=f"{f5.LABELS[m]} (best of {len(results)} runs)")
+                       label=f"{hsp.LABELS[m]} (best of {len(results)} runs)")
         ax.set_aspect("equal")
     for name in LABELLED:
         i = data.names.index(name) if name in data.names else None
@@ -186,17 +185,8 @@ def _plot(out, config, st, results, best, methods):
             axes[1].annotate(data.names[i].split(".")[0], P[i], fontsize=6, color="0.35")
     axes[1].set_title(f"(b) partial embeddings around '{st['test_name']}'")
     axes[1].legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    save_figure(fig, out, "fig6")
+    finish(fig, out, "fig6")
 
 
-EXPERIMENT = Experiment(
-    name="prirfed-fig6",
-    description="000 Fig. 6: best HSP predictions of 'primate' (private and non-private PriRFed) on the Poincare disk",
-    source="000 Section 6.3, Figure 6",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("fig6.png", "fig6.pdf"),
-)
+EXPERIMENT = experiment(__name__, "prirfed-fig6", "000 Fig. 6: best HSP predictions of 'primate' (private and non-private PriRFed) on the Poincare disk",
+                        "000 Section 6.3, Figure 6", figures=("fig6",))

@@ -25,8 +25,8 @@ Modes: ``full`` the above; ``quick`` n = 500 only, 2 repetitions, 300 rounds; ``
 
 from __future__ import annotations
 
-from . import _rfed_common as rc
-from .framework import Check, Experiment
+from . import rfed_common as rc
+from .core import Check, experiment
 
 __all__ = ["EXPERIMENT", "setting"]
 
@@ -68,12 +68,8 @@ def report(config: dict, results: list, out) -> list:
     return checks
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="002 Figure 2: RFedSVRG vs RFedAvg vs RFedProx on PCA (4) on S^99, synthetic Gaussian data",
-    source="002 Section 5.2, Figure 2",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=rc.run_trial,
-    report=report,
-)
+run_trial = rc.run_trial
+
+
+EXPERIMENT = experiment(__name__, NAME, "002 Figure 2: RFedSVRG vs RFedAvg vs RFedProx on PCA (4) on S^99, synthetic Gaussian data",
+                        "002 Section 5.2, Figure 2")

@@ -23,8 +23,8 @@ Modes: ``full`` the above; ``quick`` n in {50, 100} with 100 rounds and 1 repeti
 
 from __future__ import annotations
 
-from . import _rfed_common as rc
-from .framework import Experiment
+from . import rfed_common as rc
+from .core import experiment
 
 __all__ = ["EXPERIMENT", "setting"]
 
@@ -66,12 +66,8 @@ def report(config: dict, results: list, out) -> list:
                                    "tested cases (002 section 5.2)")
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="002 Figure 3: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) on St(200, 5), synthetic Gaussian data",
-    source="002 Section 5.2, Figure 3",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=rc.run_trial,
-    report=report,
-)
+run_trial = rc.run_trial
+
+
+EXPERIMENT = experiment(__name__, NAME, "002 Figure 3: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) on St(200, 5), synthetic Gaussian data",
+                        "002 Section 5.2, Figure 3")

@@ -19,8 +19,8 @@ Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 
 from __future__ import annotations
 
-from . import _rfed_common as rc
-from .framework import Experiment
+from . import rfed_common as rc
+from .core import experiment
 
 __all__ = ["EXPERIMENT", "setting"]
 
@@ -62,12 +62,8 @@ def report(config: dict, results: list, out) -> list:
     return rc.standard_checks(fin, "great performance of RFedSVRG for every tau (002 section 5.2)")
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="002 Figure 4: kPCA (3) on St(200, 5) with tau = 1, 10, 50, 100 local steps",
-    source="002 Section 5.2, Figure 4",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=rc.run_trial,
-    report=report,
-)
+run_trial = rc.run_trial
+
+
+EXPERIMENT = experiment(__name__, NAME, "002 Figure 4: kPCA (3) on St(200, 5) with tau = 1, 10, 50, 100 local steps",
+                        "002 Section 5.2, Figure 4")

@@ -18,45 +18,18 @@ three algorithms, L_max = max_i lambda_max(A_i) the largest agent smoothness con
 a new random partition and a new x_0 ("10 random initializations"). Retraction and its inverse in
 place of Exp and Log (002 section 5). Data: scikit-learn's bundled Iris (002's [10]).
 
-Modes: ``full`` 10 repetitions; ``quick`` 3 repetitions of 300 rounds; ``tiny`` 2 of 40.
+Modes: ``full`` 10 repetitions; ``quick`` 3 repetitions of 300 rounds; ``tiny`` 2 of 40. The
+definition is shared with rfed-fig6: :func:`prirfed.experiments.rfed_common.real_kpca_experiment`.
 Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 """
 
 from __future__ import annotations
 
-from . import _rfed_common as rc
-from .framework import Experiment
+from .rfed_common import real_kpca_experiment
 
 __all__ = ["EXPERIMENT", "make_config"]
 
-NAME = "rfed-fig5"
-
-
-def make_config(mode: str, seed: int, backend: str) -> dict:
-    T, reps = {"full": (600, 10), "quick": (300, 3), "tiny": (40, 2)}[mode]
-    return rc.base_config(mode, seed, backend, problem="stiefel_kpca", data="iris", d=4, r=2, total=150,
-                          maps="retraction", eta_unit="1/L_max", preprocess="center", repeats=reps,
-                          sweep=[rc.real_setting("Iris, n=10, k=5", 10, 5, T, 5, 0.5, 1.0)],
-                          data_source="Iris (150 x 4), scikit-learn's bundled copy, centred",
-                          choices="tau = 5, T, eta = 0.5 / L_max for all, mu = n/10, centring: ours (002 silent)")
-
-
-def trial_specs(config: dict) -> list:
-    return rc.trial_specs(NAME, config)
-
-
-def report(config: dict, results: list, out) -> list:
-    fin = rc.write_outputs(config, results, out, "fig5", "002 Figure 5: kPCA (3), Iris (d = 4, r = 2)")
-    return rc.standard_checks(fin, "RFedSVRG effectively decreases the norm of the Riemannian gradient and the principal "
-                                   "angles while the other two are not as efficient (002 section 5.3)")
-
-
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="002 Figure 5: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of Iris on St(4, 2)",
-    source="002 Section 5.3, Figure 5",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=rc.run_trial,
-    report=report,
-)
+EXPERIMENT = real_kpca_experiment(5, data="iris", label="Iris", d=4, r=2, total=150, preprocess="center",
+                                  data_source="Iris (150 x 4), scikit-learn's bundled copy, centred",
+                                  scaling="centring")
+make_config = EXPERIMENT.make_config

@@ -18,45 +18,18 @@ three algorithms, L_max = max_i lambda_max(A_i) the largest agent smoothness con
 a new random partition and a new x_0 ("10 random initializations"). Retraction and its inverse in
 place of Exp and Log (002 section 5). Data: scikit-learn's bundled Wine (002's [10]); 178 records split into agents of 18 or 17.
 
-Modes: ``full`` 10 repetitions; ``quick`` 3 repetitions of 300 rounds; ``tiny`` 2 of 40.
+Modes: ``full`` 10 repetitions; ``quick`` 3 repetitions of 300 rounds; ``tiny`` 2 of 40. The
+definition is shared with rfed-fig5: :func:`prirfed.experiments.rfed_common.real_kpca_experiment`.
 Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 """
 
 from __future__ import annotations
 
-from . import _rfed_common as rc
-from .framework import Experiment
+from .rfed_common import real_kpca_experiment
 
 __all__ = ["EXPERIMENT", "make_config"]
 
-NAME = "rfed-fig6"
-
-
-def make_config(mode: str, seed: int, backend: str) -> dict:
-    T, reps = {"full": (600, 10), "quick": (300, 3), "tiny": (40, 2)}[mode]
-    return rc.base_config(mode, seed, backend, problem="stiefel_kpca", data="wine", d=13, r=5, total=178,
-                          maps="retraction", eta_unit="1/L_max", preprocess="standardize", repeats=reps,
-                          sweep=[rc.real_setting("Wine, n=10, k=5", 10, 5, T, 5, 0.5, 1.0)],
-                          data_source="Wine (178 x 13), scikit-learn's bundled copy, standardised",
-                          choices="tau = 5, T, eta = 0.5 / L_max for all, mu = n/10, standardising: ours (002 silent)")
-
-
-def trial_specs(config: dict) -> list:
-    return rc.trial_specs(NAME, config)
-
-
-def report(config: dict, results: list, out) -> list:
-    fin = rc.write_outputs(config, results, out, "fig6", "002 Figure 6: kPCA (3), Wine (d = 13, r = 5)")
-    return rc.standard_checks(fin, "RFedSVRG effectively decreases the norm of the Riemannian gradient and the principal "
-                                   "angles while the other two are not as efficient (002 section 5.3)")
-
-
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="002 Figure 6: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of Wine on St(13, 5)",
-    source="002 Section 5.3, Figure 6",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=rc.run_trial,
-    report=report,
-)
+EXPERIMENT = real_kpca_experiment(6, data="wine", label="Wine", d=13, r=5, total=178, preprocess="standardize",
+                                  data_source="Wine (178 x 13), scikit-learn's bundled copy, standardised",
+                                  scaling="standardising")
+make_config = EXPERIMENT.make_config

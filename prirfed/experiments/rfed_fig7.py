@@ -26,8 +26,8 @@ Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 
 from __future__ import annotations
 
-from . import _rfed_common as rc
-from .framework import Check, Experiment
+from . import rfed_common as rc
+from .core import Check, experiment
 
 __all__ = ["EXPERIMENT", "make_config"]
 
@@ -72,12 +72,8 @@ def report(config: dict, results: list, out) -> list:
     return checks
 
 
-EXPERIMENT = Experiment(
-    name=NAME,
-    description="002 Figure 7: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of MNIST on St(784, 5), n = 100, 200",
-    source="002 Section 5.3, Figure 7",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=rc.run_trial,
-    report=report,
-)
+run_trial = rc.run_trial
+
+
+EXPERIMENT = experiment(__name__, NAME, "002 Figure 7: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of MNIST on St(784, 5), n = 100, 200",
+                        "002 Section 5.3, Figure 7")

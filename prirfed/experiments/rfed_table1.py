@@ -20,9 +20,11 @@ import time
 import numpy as np
 
 from prirfed.reference.manifolds import Sphere
-from prirfed.reference.trainers.aggregation import karcher_mean, tangent_mean
+from prirfed.reference.manifolds.means import karcher_mean, tangent_mean
 
-from .framework import Check, Experiment, mean_and_spread, save_figure, write_csv
+from . import validate as v
+from .core import Check, experiment, mean_and_spread, write_csv
+from .plots import finish, new_figure
 
 __all__ = ["EXPERIMENT", "h_mean_sq_dist", "PAPER_TABLE_1"]
 
@@ -56,10 +58,8 @@ def trial_specs(config: dict) -> list:
     for d in dims:
         if not isinstance(d, int) or d < 2:
             raise ValueError(f"rfed-table1: every dimension d must be an integer >= 2 (S^(d-1) in R^d); got {d!r}")
-    if not isinstance(config["k"], int) or config["k"] < 1:
-        raise ValueError(f"rfed-table1: k (number of points) must be an integer >= 1 (got {config['k']!r})")
-    if not isinstance(reps, int) or reps < 1:
-        raise ValueError(f"rfed-table1: repeats must be an integer >= 1 (got {reps!r})")
+    v.check_int("rfed-table1", "k (number of points)", config["k"], 1)
+    v.check_int("rfed-table1", "repeats", reps, 1)
     return [dict(d=d, rep=r) for d in dims for r in range(reps)]
 
 
@@ -155,10 +155,8 @@ def _markdown_table(out, config, rows, trows):
 
 
 def _plot(out, config, rows, trows):
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(10, 3.2))
-    axes = fig.subplots(1, 3)
+    fig, grid = new_figure(1, 3, 10, 3.2)
+    axes = grid[0]
     d = [r["d"] for r in rows]
     for ax, (key, title) in zip(axes[:2], (("d2", "d^2(x_{t+1}, x_t)"), ("h", "h(x_{t+1})"))):
         for meth, mk in (("karcher", "o-"), ("tangent", "s-")):
@@ -177,17 +175,8 @@ def _plot(out, config, rows, trows):
     ax.set_title("CPU time (s)")
     ax.set_xlabel("d")
     ax.legend()
-    fig.tight_layout()
-    save_figure(fig, out, "table1")
+    finish(fig, out, "table1")
 
 
-EXPERIMENT = Experiment(
-    name="rfed-table1",
-    description="002 Table 1: tangent mean (8) vs Karcher mean (7) of k random points on S^(d-1)",
-    source="002 Section 5.1, Table 1",
-    make_config=make_config,
-    trial_specs=trial_specs,
-    run_trial=run_trial,
-    report=report,
-    nondeterministic_files=("table1_time.csv", "table1.md", "table1.png", "table1.pdf", "summary.md"),
-)
+EXPERIMENT = experiment(__name__, "rfed-table1", "002 Table 1: tangent mean (8) vs Karcher mean (7) of k random points on S^(d-1)",
+                        "002 Section 5.1, Table 1", figures=("table1",), files=("table1_time.csv", "table1.md", "summary.md"))

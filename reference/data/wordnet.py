@@ -15,9 +15,10 @@ Pipeline (see proofs_notes/data_hsp.md):
 
 The Lorentz model is that of 000 §6.3: ``⟨x, y⟩_L = xᵀy − 2 x₀y₀``, ``H^d = {⟨x, x⟩_L = −1, x₀ > 0}``.
 Training needs the geometry on batches of thousands of pairs at once, so the few formulas it uses
-are written here vectorised over rows (``_l_inner``, ``_l_dist``, ``_l_exp``, ``_grad_dist``); they
-are the formulas of :class:`prirfed.reference.manifolds.lorentz.Lorentz` (same stable forms) and the
-tests check them against that class point by point.
+are vectorised over rows in :mod:`prirfed.reference.manifolds.lorentz_rows` (``inner_rows``,
+``dist_rows``, ``exp_rows``, ``grad_dist_rows``); they are the formulas of
+:class:`prirfed.reference.manifolds.lorentz.Lorentz` (same stable forms) and the tests check them
+against that class point by point.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 import scipy.sparse.linalg
+
+from prirfed.reference.manifolds.lorentz_rows import dist_rows, exp_rows, grad_dist_rows, inner_rows
 
 __all__ = [
     "MAMMAL_CLOSURE",
@@ -161,56 +164,6 @@ def laplacian_eigenmap(W, r: int) -> tuple[np.ndarray, np.ndarray]:
     return F, lam[1:]
 
 
-# --------------------------------------------------------------------------- batched Lorentz formulas
-
-
-def _l_inner(U, V):
-    """Row-wise ⟨u, v⟩_L = uᵀv − 2 u₀v₀ (000 §6.3)."""
-    return np.sum(U * V, axis=-1) - 2.0 * U[..., 0] * V[..., 0]
-
-
-def _l_dist(U, V):
-    """Row-wise dist = 2 asinh(½ √q), q = ⟨v − u, v − u⟩_L (= acosh(−⟨u, v⟩_L), without its cancellation at 0).
-
-    As in :func:`prirfed.reference.manifolds.lorentz.chord`, the chord is read through the space
-    parts: ``c̄ = v̄ − ū``, ``c₀ = ⟨c̄, ū + v̄⟩ / (u₀ + v₀)`` with ``u₀ = √(1 + ‖ū‖²)``, ``q = ‖c̄‖² − c₀²``.
-    """
-    ub, vb = U[..., 1:], V[..., 1:]
-    cb = vb - ub
-    u0 = np.sqrt(1.0 + np.sum(ub * ub, axis=-1))
-    v0 = np.sqrt(1.0 + np.sum(vb * vb, axis=-1))
-    c0 = np.sum(cb * (ub + vb), axis=-1) / (u0 + v0)
-    q = np.sum(cb * cb, axis=-1) - c0 * c0
-    return 2.0 * np.arcsinh(0.5 * np.sqrt(np.maximum(q, 0.0)))
-
-
-def _grad_dist(U, V, d):
-    """Riemannian gradient of ``u ↦ dist(u, v)``: ``−Log_u(v)/d = −(v − cosh(d) u)/sinh(d)``.
-
-    Written ``−((v − u) − 2 sinh²(d/2) u)/sinh(d)`` (no cancellation as ``v → u``), with the chord
-    ``c = v − u`` read through the space parts as in :func:`_l_dist` (``c₀ = ⟨c̄, ū + v̄⟩/(u₀ + v₀)``,
-    ``u₀ = √(1 + ‖ū‖²)``); zero at ``d = 0``.
-    """
-    ub, vb = U[..., 1:], V[..., 1:]
-    u0 = np.sqrt(1.0 + np.sum(ub * ub, axis=-1))
-    v0 = np.sqrt(1.0 + np.sum(vb * vb, axis=-1))
-    C = np.concatenate([(np.sum((vb - ub) * (ub + vb), axis=-1) / (u0 + v0))[..., None], vb - ub], axis=-1)
-    Uc = np.concatenate([u0[..., None], ub], axis=-1)
-    s = np.sinh(d)
-    safe = np.where(s > 0, s, 1.0)
-    w = C - (2.0 * np.sinh(0.5 * d) ** 2)[..., None] * Uc
-    return np.where((s > 0)[..., None], -w / safe[..., None], 0.0)
-
-
-def _l_exp(X, V):
-    """Row-wise Exp_x(v) = cosh(t) x + sinh(t)/t v, t = ‖v‖_L, then x₀ reset to √(1 + ‖x̄‖²)."""
-    t = np.sqrt(np.maximum(_l_inner(V, V), 0.0))
-    sinhc = np.where(t > 1e-8, np.sinh(t) / np.where(t > 0, t, 1.0), 1.0 + t * t / 6.0)
-    Y = np.cosh(t)[:, None] * X + sinhc[:, None] * V
-    Y[:, 0] = np.sqrt(1.0 + np.sum(Y[:, 1:] ** 2, axis=1))
-    return Y
-
-
 def _project_to_ball(Y, R):
     """Rows with ``dist(o, y) = acosh(y₀) > R`` moved to ``(cosh R, sinh R · ȳ/‖ȳ‖)`` (geodesic ball projection)."""
     rho = np.arccosh(np.maximum(Y[:, 0], 1.0))
@@ -246,7 +199,7 @@ def train_lorentz_embedding(
         ℓ(u, v) = −log( e^{−d(u, v)} / Σ_{v'' ∈ {v} ∪ negatives} e^{−d(u, v'')} ),
 
     so ``∂ℓ/∂d(u, v'') = 1[v'' = v] − softmax(−d)_{v''}``; the Riemannian gradient of ``d`` in
-    either argument is ``−Log_u(v)/d`` (:func:`_grad_dist`). Each mini-batch sums these
+    either argument is ``−Log_u(v)/d`` (:func:`grad_dist_rows`). Each mini-batch sums these
     gradients per node and moves the node by ``Exp_y(−η g)`` (Riemannian SGD, Bonnabel 2013;
     NK 2018 §3). The first ``burnin_epochs`` use ``η · burnin_factor`` (NK17 §3's burn-in).
     Initial points: ``ȳ ~ U(−init_scale, init_scale)^dim``, ``y₀ = √(1 + ‖ȳ‖²)``.
@@ -288,23 +241,23 @@ def train_lorentz_embedding(
             valid = np.concatenate([np.ones((b.size, 1), bool), ~A[u[:, None], negs]], axis=1)
             Yu = np.broadcast_to(Y[u][:, None, :], (b.size, n_negatives + 1, dim + 1))
             Yc = Y[cand]
-            d = _l_dist(Yu, Yc)
+            d = dist_rows(Yu, Yc)
             logits = np.where(valid, -d, -np.inf)
             logits -= logits.max(axis=1, keepdims=True)
             p = np.exp(logits)
             p /= p.sum(axis=1, keepdims=True)
             coef = -p
             coef[:, 0] += 1.0
-            gu = coef[..., None] * _grad_dist(Yu, Yc, d)
-            gc = coef[..., None] * _grad_dist(Yc, Yu, d)
+            gu = coef[..., None] * grad_dist_rows(Yu, Yc, d)
+            gc = coef[..., None] * grad_dist_rows(Yc, Yu, d)
             G = np.zeros_like(Y)
             np.add.at(G, u, gu.sum(axis=1))
             np.add.at(G, cand.ravel(), gc.reshape(-1, dim + 1))
             touched = np.unique(np.concatenate([u, cand.ravel()]))
             step = -eta * G[touched]
-            length = np.sqrt(np.maximum(_l_inner(step, step), 0.0))
+            length = np.sqrt(np.maximum(inner_rows(step, step), 0.0))
             step *= np.minimum(1.0, max_step / np.where(length > 0, length, 1.0))[:, None]
-            Y[touched] = _l_exp(Y[touched], step)
+            Y[touched] = exp_rows(Y[touched], step)
             if max_radius is not None:
                 Y[touched] = _project_to_ball(Y[touched], max_radius)
     if not np.all(np.isfinite(Y)):
@@ -367,7 +320,7 @@ def hsp_dataset(
         Y = np.asarray(embedding, dtype=np.float64)
         if Y.ndim != 2 or Y.shape[0] != closure.n or Y.shape[1] < 2:
             raise ValueError(f"{where}: embedding has shape {Y.shape}, expected ({closure.n}, d+1)")
-        defect = float(np.max(np.abs(_l_inner(Y, Y) + 1.0) / Y[:, 0] ** 2))
+        defect = float(np.max(np.abs(inner_rows(Y, Y) + 1.0) / Y[:, 0] ** 2))
         if defect > 1e-10 or np.any(Y[:, 0] <= 0):
             raise ValueError(f"{where}: embedding rows are not on the hyperboloid (max |<y,y>_L + 1|/y0^2 = {defect:.3e})")
     F, lam = laplacian_eigenmap(adjacency(closure, self_loops=self_loops), r)

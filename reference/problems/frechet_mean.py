@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from prirfed.reference.manifolds.means import karcher_mean
+
 from .base import FederatedProblem, agent_arrays, agent_weights
 
 __all__ = ["FrechetMean"]
@@ -40,8 +42,6 @@ class FrechetMean(FederatedProblem):
         return -self.manifold.log(x, self.data[i][j])
 
     def optimum(self):
-        from prirfed.reference.trainers.aggregation import karcher_mean
-
         pts = [a for A in self.data for a in A]
         w = [self.p[i] / self.N_i[i] for i in range(self.N) for _ in range(self.N_i[i])]
         return karcher_mean(self.manifold, pts, w, tol=1e-12)[0]

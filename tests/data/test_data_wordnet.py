@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prirfed.reference.data import wordnet as wn
+from prirfed.reference.manifolds import lorentz_rows as lr
 from prirfed.reference.data.partition import partition_equal
 from prirfed.reference.data.real import shared_data_dir
 from prirfed.reference.manifolds.lorentz import Lorentz
@@ -153,18 +154,19 @@ def test_eigenmap_bad_input():
 
 @given(seed=st.integers(0, 2**32 - 1), scale=st.floats(1e-9, 3.0))
 def test_batched_formulas_match_the_Lorentz_class(seed, scale):
-    """_l_dist, _grad_dist (= −Log_u v / d) and _l_exp against prirfed.reference.manifolds.Lorentz."""
+    """dist_rows, grad_dist_rows (= −Log_u v / d) and exp_rows (prirfed.reference.manifolds.lorentz_rows)
+    against prirfed.reference.manifolds.Lorentz."""
     rng = np.random.default_rng(seed)
     M = Lorentz(2)
     x = M.random_point(rng)
     y = M.exp(x, scale * M.random_tangent(x, rng))
     v = M.random_tangent(x, rng)
-    d = wn._l_dist(x[None], y[None])[0]
+    d = lr.dist_rows(x[None], y[None])[0]
     assert d == pytest.approx(M.dist(x, y), rel=1e-9, abs=1e-15)
-    g = wn._grad_dist(x[None], y[None], np.array([d]))[0]
+    g = lr.grad_dist_rows(x[None], y[None], np.array([d]))[0]
     tol = 1e-12 * x[0] ** 2 * max(1.0, float(np.max(np.abs(y))))
     assert np.allclose(g, -M.log(x, y) / M.dist(x, y), atol=tol)
-    assert np.allclose(wn._l_exp(x[None], v[None])[0], M.exp(x, v), rtol=1e-10, atol=1e-10 * x[0] ** 2)
+    assert np.allclose(lr.exp_rows(x[None], v[None])[0], M.exp(x, v), rtol=1e-10, atol=1e-10 * x[0] ** 2)
 
 
 def test_projection_to_ball_known_answer():
@@ -203,7 +205,7 @@ def test_mammal_embedding_beats_random():
     c = _shared_closure()
     Y = wn.train_lorentz_embedding(c, np.random.default_rng(0))
     assert np.all(np.isfinite(Y))
-    assert np.allclose(wn._l_inner(Y, Y), -1.0, atol=1e-12 * Y[:, 0].max() ** 2)
+    assert np.allclose(lr.inner_rows(Y, Y), -1.0, atol=1e-12 * Y[:, 0].max() ** 2)
     assert wn.mean_rank(c, Y) < 0.15 * _random_baseline(c)
     assert np.mean(Y[c.edges[:, 1], 0] < Y[c.edges[:, 0], 0]) >= 0.95
 

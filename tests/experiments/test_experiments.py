@@ -214,7 +214,7 @@ def test_resume_refuses_another_configuration(tmp_path):
     ("rfed-table1", dict(overrides=dict(k=0)), "k \\(number of points\\) must be an integer >= 1"),
     ("prirfed-fig1", dict(overrides=dict(N_i=3)), "N_i must be an integer >= d \\+ 1 = 6"),
     ("prirfed-fig1", dict(overrides=dict(eps=[0.1, -1])), "eps must be a non-empty list of positive numbers"),
-    ("prirfed-fig1", dict(overrides=dict(columns=["d"])), "columns must be a non-empty subset"),
+    ("prirfed-fig1", dict(overrides=dict(columns=["d"])), "columns must be a non-empty list of distinct names"),
 ])
 def test_bad_configurations_raise_clear_errors(tmp_path, name, kw, message):
     with pytest.raises(ValueError, match=message):

@@ -67,6 +67,7 @@ def registry(monkeypatch):
     """Replace the experiment registry by stand-ins for one test."""
     reg: dict = {}
     monkeypatch.setattr(experiments, "EXPERIMENTS", reg)
+    monkeypatch.setattr(experiments.registry, "EXPERIMENTS", reg)
     return reg
 
 

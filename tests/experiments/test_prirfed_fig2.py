@@ -111,13 +111,13 @@ def test_preprocess_refuses_zero_rows():
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (dict(data="cifar"), "data must be 'mnist' or 'digits'"),
-    (dict(data="digits", scenarios=[[16, 600]]), "scenario \\[16, 600\\] needs N \\* N_i = 9600 images but data 'digits' has 1797"),
-    (dict(scenarios=[[2]]), "each scenario must be a pair"),
+    (dict(data="cifar"), "data must be one of \\('mnist', 'digits'\\)"),
+    (dict(data="digits", scenarios=[[16, 600]]), "scenario \\[16, 600\\] needs N \\* N_i = 9600 images, only 1797 available"),
+    (dict(scenarios=[[2]]), "each scenario must be \\[N, N_i\\] with positive integers"),
     (dict(preprocess="whiten"), "preprocess must be one of"),
-    (dict(trainers=["dp_sgd"]), "trainers must be a non-empty subset"),
+    (dict(trainers=["dp_sgd"]), "trainers must be a non-empty list of distinct names"),
     (dict(calibrate=1), "calibrate must be true or false"),
-    (dict(alpha=-0.1), "alpha must be a finite number > 0"),
+    (dict(alpha=-0.1), "alpha must be a positive finite number"),
     (dict(s=5), "s = 5 exceeds the number of agents"),
 ])
 def test_bad_configuration_values_raise(tmp_path, overrides, message):

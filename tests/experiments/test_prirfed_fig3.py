@@ -88,7 +88,7 @@ def test_optimum_matches_closed_form_for_commuting_data():
     def samples(_rng):
         return np.array([np.diag(np.exp(v)) for v in logs])
 
-    res = run_spd_trial(cfg, np.random.SeedSequence(1), samples)
+    res = run_spd_trial(cfg, np.random.SeedSequence(1), samples, "prirfed-fig3")
     for N, N_i in cfg["scenarios"]:
         L = logs[: N * N_i]
         f_star = float(np.mean(np.sum((L - L.mean(axis=0)) ** 2, axis=1)))

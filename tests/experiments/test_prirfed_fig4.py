@@ -89,7 +89,7 @@ def test_pathmnist_file_gives_9x9_descriptors(tmp_path):
     (dict(data="pathmnist", data_path=None), "data 'pathmnist' needs data_path"),
     (dict(data="digits", n_images=5000), "n_images = 5000 exceeds the 1797 images of 'digits'"),
     (dict(scenarios=[[2, 400]]), "needs N * N_i = 800 samples, only 600 available"),
-    (dict(descriptor_eps=0.0), "descriptor_eps must be > 0"),
+    (dict(descriptor_eps=0.0), "descriptor_eps must be a positive finite number"),
     (dict(alpha=float("nan")), "alpha must be a positive finite number"),
 ])
 def test_bad_configuration_is_a_clear_error(tmp_path, overrides, message):

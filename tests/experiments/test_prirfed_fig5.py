@@ -14,9 +14,9 @@ import pytest
 from scipy import optimize, stats
 
 from prirfed.experiments import EXPERIMENTS
+from prirfed.experiments import hsp_common
 from prirfed.experiments import prirfed_fig5 as f5
 from prirfed.reference.manifolds import Lorentz
-from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction
 from exp_helpers import read_csv, run_tiny
 
 NAME = "prirfed-fig5"
@@ -128,23 +128,6 @@ def test_first_row_is_the_initial_point(tiny):
         assert float(r["d2_true_std"]) == pytest.approx(np.std(d2, ddof=1), rel=1e-6, abs=1e-12)
 
 
-def test_batched_problem_equals_the_reference():
-    """BatchedHSP (batched f, grad and the optimum's start) equals HyperbolicStructuredPrediction."""
-    c = f5.make_config("tiny", 5, "reference")
-    st = f5.build_setting(c)
-    p = st["problem"]
-    ref = HyperbolicStructuredPrediction(p.W, p.Y, p.w, gamma=p.gamma, v_bar=p.v_bar, kernel=p.kernel)
-    L = p.manifold
-    rng = np.random.default_rng(0)
-    for _ in range(5):
-        x = L.random_point(rng)
-        assert p.f(x) == pytest.approx(ref.f(x), rel=1e-11)
-        g, gr = p.grad(x), ref.grad(x)
-        assert L.norm(x, g - gr) <= 1e-10 * max(1.0, L.norm(x, gr)) * x[0] ** 2
-    assert L.dist(p.optimum(), ref.optimum()) < 1e-8
-    assert L.dist(st["h_w"], ref.optimum()) < 1e-8
-
-
 def test_tree_closure_known_counts():
     """Binary tree of depth 2: 7 nodes; edges = sum_k k 2^k = 1*2 + 2*4 = 10; 3-ary depth 4: 121 nodes, 426 edges."""
     c = f5.tree_closure(2, 2)
@@ -170,11 +153,11 @@ def test_half_gap_round_known_answers():
     (dict(runs=1.5), "runs must be an integer >= 1"),
     (dict(methods=["dp_rsgd", "sgd"]), "methods must be a non-empty list"),
     (dict(methods=[]), "methods must be a non-empty list"),
-    (dict(gamma_rule="n"), "gamma_rule must be 'n_lambda' or 'printed'"),
-    (dict(delta=1.5), "delta must be a number in (0, 1)"),
-    (dict(eps=-0.15), "eps must be a number > 0"),
+    (dict(gamma_rule="n"), "gamma_rule must be one of ('n_lambda', 'printed')"),
+    (dict(delta=1.5), "delta must lie in (0, 1)"),
+    (dict(eps=-0.15), "eps must be a positive finite number"),
     (dict(s=4), "s must be <= N = 3"),
-    (dict(data="mnist"), "data must be 'wordnet' or 'synthetic'"),
+    (dict(data="mnist"), "data must be one of ('wordnet', 'synthetic')"),
     (dict(calibrate="yes"), "calibrate must be true or false"),
 ])
 def test_bad_configuration_raises(tmp_path, override, message):
@@ -215,7 +198,7 @@ def test_calibrated_dp_rsvrg_divergence_is_reported_not_crashed(tmp_path):
 def test_wordnet_pipeline_settings_of_the_paper(tmp_path):
     """With the shared closure: 1180 nodes, 6540 edges, 'primate' held out, N = 9 agents of N_i = 131,
     gamma = 131 lambda (one short reference run)."""
-    if not f5._closure_available():
+    if not hsp_common.closure_available():
         pytest.skip("the shared WordNet closure is absent (/work/shared/data/wordnet)")
     out = tmp_path / "wn"
     _run(out, overrides=dict(data="wordnet", N=9, T=2, runs=1, embed_epochs=1, embed_burnin=0, methods=["dp_rsgd"],

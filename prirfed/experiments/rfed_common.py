@@ -1,6 +1,6 @@
 """What the six reproductions of 002 Figures 2-7 share (RFedSVRG vs RFedAvg vs RFedProx).
 
-Not an experiment itself (the leading ``_`` keeps the registry from scanning it). Each figure
+Not an experiment itself (listed in :data:`prirfed.experiments.registry.SUPPORT_MODULES`). Each figure
 module (``rfed_fig2`` ... ``rfed_fig7``) builds a configuration with :func:`base_config` and a
 list of sweep points ("settings"), and hands :func:`trial_specs`, :func:`run_trial` and
 :func:`report` (closed over its own claims) to :class:`~prirfed.experiments.framework.Experiment`.
@@ -23,11 +23,10 @@ Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from prirfed.backend import trainers
+from prirfed.reference.data.partition import partition_sizes
 from prirfed.reference.data.real import (
     MNIST_T10K_IMAGES,
     MNIST_T10K_LABELS,
@@ -40,12 +39,12 @@ from prirfed.reference.data.real import (
     shared_data_dir,
     standardize,
 )
-from prirfed.reference.data.partition import partition_sizes
 from prirfed.reference.data.synthetic import kpca_gaussian_data
-from prirfed.reference.problems.sphere_pca import SpherePCA
-from prirfed.reference.problems.stiefel_kpca import StiefelKPCA
+from prirfed.verified.problems.cached import CachedSpherePCA, CachedStiefelKPCA
 
-from .framework import Check, mean_and_spread, save_figure, write_csv
+from . import validate as v
+from .core import Check, Experiment, mean_and_spread, write_csv
+from .plots import finish, new_figure
 
 __all__ = [
     "ALGORITHMS",
@@ -56,9 +55,8 @@ __all__ = [
     "load_records",
     "mnist_source",
     "make_problem",
-    "CachedSpherePCA",
-    "CachedStiefelKPCA",
     "step_sizes_for",
+    "lambda_max_gram",
     "real_setting",
     "standard_checks",
     "run_trial",
@@ -67,6 +65,7 @@ __all__ = [
     "write_outputs",
     "claim_svrg_best",
     "claim_svrg_decreases",
+    "real_kpca_experiment",
 ]
 
 #: The three trainers of 002 section 5, in the order of the authors' legends.
@@ -84,33 +83,16 @@ def base_config(mode: str, seed: int, backend: str, **kw) -> dict:
     return dict(mode=mode, seed=seed, backend=backend, **kw)
 
 
-def _int(where, name, v, low):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{where}: {name} must be an integer >= {low} (got {v!r})")
-    return int(v)
-
-
-def _pos(where, name, v, allow_zero=False):
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{where}: {name} must be a {'non-negative' if allow_zero else 'positive'} finite number (got {v!r})")
-    return float(v)
-
-
 def validate(where: str, config: dict) -> None:
     """Every setting of a figure's configuration, with a ValueError naming what is wrong."""
-    if config["problem"] not in PROBLEMS:
-        raise ValueError(f"{where}: problem must be one of {PROBLEMS} (got {config['problem']!r})")
-    if config["data"] not in DATASETS:
-        raise ValueError(f"{where}: data must be one of {DATASETS} (got {config['data']!r})")
-    if config["maps"] not in ("exp", "retraction"):
-        raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {config['maps']!r})")
-    if config["preprocess"] not in PREPROCESS:
-        raise ValueError(f"{where}: preprocess must be one of {PREPROCESS} (got {config['preprocess']!r})")
-    if config["eta_unit"] not in ETA_UNITS:
-        raise ValueError(f"{where}: eta_unit must be one of {ETA_UNITS} (got {config['eta_unit']!r})")
-    _int(where, "repeats", config["repeats"], 1)
-    d = _int(where, "d", config["d"], 2)
-    r = _int(where, "r", config["r"], 1)
+    v.check_choice(where, "problem", config["problem"], PROBLEMS)
+    v.check_choice(where, "data", config["data"], DATASETS)
+    v.check_choice(where, "maps", config["maps"], ("exp", "retraction"))
+    v.check_choice(where, "preprocess", config["preprocess"], PREPROCESS)
+    v.check_choice(where, "eta_unit", config["eta_unit"], ETA_UNITS)
+    v.check_int(where, "repeats", config["repeats"], 1)
+    d = v.check_int(where, "d", config["d"], 2)
+    r = v.check_int(where, "r", config["r"], 1)
     if r >= d:
         raise ValueError(f"{where}: r must be < d (got r = {r}, d = {d})")
     if config["problem"] == "sphere_pca" and r != 1:
@@ -122,20 +104,20 @@ def validate(where: str, config: dict) -> None:
         w = f"{where}: sweep[{j}]"
         if not isinstance(s, dict) or set(s) != {"label", "n", "k", "T", "tau", "eta", "mu"}:
             raise ValueError(f"{w} must be a dict with keys label, n, k, T, tau, eta, mu (got {s!r})")
-        n = _int(w, "n (agents)", s["n"], 1)
-        k = _int(w, "k (clients per round)", s["k"], 1)
+        n = v.check_int(w, "n (agents)", s["n"], 1)
+        k = v.check_int(w, "k (clients per round)", s["k"], 1)
         if k > n:
             raise ValueError(f"{w}: k must be <= n (got k = {k}, n = {n})")
-        _int(w, "T (rounds)", s["T"], 1)
-        _pos(w, "mu", s["mu"], allow_zero=True)
+        v.check_int(w, "T (rounds)", s["T"], 1)
+        v.check_nonnegative(w, "mu", s["mu"])
         for key in ("tau", "eta"):
             if not isinstance(s[key], dict) or set(s[key]) != set(ALGORITHMS):
                 raise ValueError(f"{w}: {key} must map each of {ALGORITHMS} to a value (got {s[key]!r})")
         for a in ALGORITHMS:
-            _int(w, f"tau[{a}]", s["tau"][a], 1)
-            _pos(w, f"eta[{a}]", s["eta"][a])
+            v.check_int(w, f"tau[{a}]", s["tau"][a], 1)
+            v.check_positive(w, f"eta[{a}]", s["eta"][a])
         if config["data"] == "gaussian":
-            total = _int(where, "total (data points)", config["total"], 1)
+            total = v.check_int(where, "total (data points)", config["total"], 1)
             if total % n:
                 raise ValueError(f"{w}: {total} data points do not split equally into n = {n} agents "
                                  f"(remainder {total % n}; 002: 'each of which contains equal number of data')")
@@ -222,60 +204,7 @@ def make_problem(config: dict, setting: dict, rng: np.random.Generator):
     return CachedStiefelKPCA(Z, config["r"])
 
 
-class _CachedOptimum:
-    """Caches A, its eigenvalues and the optimum of a problem whose data never change.
-
-    The reference classes rebuild A from all n agents on every access (a property) and evaluate the
-    global f and grad f as loops over agents; the trainers' ``History`` reads f and ||grad f|| every
-    recorded round. (The angle to the optimum is already computed from x* once per problem by the
-    reference classes: ``SpherePCA.x_star``, ``StiefelKPCA.angles_to_optimum``.) The values are the
-    parent class's, computed once.
-    """
-
-    _cache: dict
-
-    def _cached(self, key, compute):
-        cache = self.__dict__.setdefault("_cache", {})
-        if key not in cache:
-            cache[key] = compute()
-        return cache[key]
-
-    @property
-    def A(self):
-        return self._cached("A", lambda: super(_CachedOptimum, self).A)
-
-    def eigenvalues(self):
-        return self._cached("eigenvalues", lambda: super(_CachedOptimum, self).eigenvalues()).copy()
-
-    def optimum(self):
-        return self._cached("optimum", lambda: super(_CachedOptimum, self).optimum()).copy()
-
-
-class CachedSpherePCA(_CachedOptimum, SpherePCA):
-    """:class:`SpherePCA` with A, eigenvalues and optimum computed once, and the global f and
-    grad f through the cached A (one d x d product instead of a Python loop over n agents):
-    ``SpherePCA.A`` = sum_i p_i (c_i / N_i) Z_i^T Z_i, so f(x) = -x^T A x and the Euclidean
-    gradient is -2 A x (the per-agent forms summed with the weights p_i)."""
-
-    def _f(self, x) -> float:
-        return -float(x @ (self.A @ x))
-
-    def _rgrad(self, x):
-        return self.manifold.proj(x, -2.0 * (self.A @ x))
-
-
-class CachedStiefelKPCA(_CachedOptimum, StiefelKPCA):
-    """:class:`StiefelKPCA` with A, eigenvalues and optimum computed once, and the global f and
-    grad f through the cached A = sum_i p_i A_i: f(X) = -(1/2) tr(X^T A X), Euclidean gradient -A X."""
-
-    def _f(self, x) -> float:
-        return -0.5 * float(np.sum(x * (self.A @ x)))
-
-    def _rgrad(self, x):
-        return self.manifold.proj(x, -(self.A @ x))
-
-
-def _lambda_max_gram(Z, ZtZ=None) -> float:
+def lambda_max_gram(Z, ZtZ=None) -> float:
     """lambda_max(Z^T Z) = lambda_max(Z Z^T) (the same nonzero eigenvalues), from the smaller of the
     two Gram matrices (``ZtZ``, if given, is Z^T Z already computed): a dense ``eigvalsh`` up to
     64 x 64, else Lanczos (ARPACK ``eigsh``, only matrix-vector products, tolerance 0 = machine
@@ -298,7 +227,7 @@ def step_sizes_for(config: dict, setting: dict, problem) -> dict:
     if config["eta_unit"] == "absolute":
         return {a: float(setting["eta"][a]) for a in ALGORITHMS}
     grams = getattr(problem, "A_i", None) or [None] * len(problem.Z)  # SpherePCA keeps no A_i
-    L_max = max(_lambda_max_gram(Z, A) for Z, A in zip(problem.Z, grams))
+    L_max = max(lambda_max_gram(Z, A) for Z, A in zip(problem.Z, grams))
     return {a: float(setting["eta"][a]) / L_max for a in ALGORITHMS}
 
 
@@ -409,12 +338,9 @@ _STYLE = {"rfedavg": "--", "rfedprox": "--", "rfedsvrg": "-"}
 
 
 def _plot(config, cv, out, stem, title, rows_to_plot):
-    from matplotlib.figure import Figure
-
     ncol = len(config["sweep"])
     nrow = len(rows_to_plot)
-    fig = Figure(figsize=(3.3 * ncol + 0.6, 2.8 * nrow + 0.5))
-    axes = np.atleast_2d(fig.subplots(nrow, ncol, squeeze=False))
+    fig, axes = new_figure(nrow, ncol, 3.3 * ncol + 0.6, 2.8 * nrow + 0.5)
     for j, s in enumerate(config["sweep"]):
         for i, m in enumerate(rows_to_plot):
             ax = axes[i, j]
@@ -430,8 +356,7 @@ def _plot(config, cv, out, stem, title, rows_to_plot):
                 ax.set_title(s["label"], fontsize=9)
     axes[0, 0].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    save_figure(fig, out, stem)
+    finish(fig, out, stem)
 
 
 # ----------------------------------------------------------------------------- claims
@@ -474,3 +399,41 @@ def standard_checks(fin: list, claim_text: str, metrics=("grad_norm", "angle"), 
         ok, ev = claim_svrg_decreases(fin, m, ratio)
         checks.append(Check(f"RFedSVRG decreases {_YLABEL[m]} efficiently (to <= {ratio:g} of its initial value)", ok, ev))
     return checks
+
+
+# ----------------------------------------------------------------------------- Figures 5 and 6 of 002
+
+
+REAL_KPCA_CLAIM = ("RFedSVRG effectively decreases the norm of the Riemannian gradient and the principal angles while "
+                   "the other two are not as efficient (002 section 5.3)")
+
+
+def real_kpca_experiment(figure: int, data: str, label: str, d: int, r: int, total: int, preprocess: str,
+                         data_source: str, scaling: str) -> Experiment:
+    """002's Figures 5 (Iris) and 6 (Wine), one definition: kPCA (3) on St(d, r) of a real data set
+    partitioned into n = 10 agents, k = 5 clients per round, the polar retraction, and our choices
+    (002 silent, no real-data script in the authors' code): tau = 5 for the three algorithms (002's
+    Figure 7 caption), T = 600 rounds (002's PCA limit), eta = 0.5 / L_max for all, mu = n/10, the
+    records centred or standardised (``preprocess``; ``scaling`` names it in config.json). Modes:
+    ``full`` 10 repetitions; ``quick`` 3 of 300 rounds; ``tiny`` 2 of 40."""
+    name = f"rfed-fig{figure}"
+
+    def make_config(mode: str, seed: int, backend: str) -> dict:
+        T, reps = {"full": (600, 10), "quick": (300, 3), "tiny": (40, 2)}[mode]
+        return base_config(mode, seed, backend, problem="stiefel_kpca", data=data, d=d, r=r, total=total,
+                           maps="retraction", eta_unit="1/L_max", preprocess=preprocess, repeats=reps,
+                           sweep=[real_setting(f"{label}, n=10, k=5", 10, 5, T, 5, 0.5, 1.0)],
+                           data_source=data_source,
+                           choices=f"tau = 5, T, eta = 0.5 / L_max for all, mu = n/10, {scaling}: ours (002 silent)")
+
+    def trial_specs_of(config: dict) -> list:
+        return trial_specs(name, config)
+
+    def report(config: dict, results: list, out) -> list:
+        fin = write_outputs(config, results, out, f"fig{figure}",
+                            f"002 Figure {figure}: kPCA (3), {label} (d = {d}, r = {r})")
+        return standard_checks(fin, REAL_KPCA_CLAIM)
+
+    return Experiment(name=name, source=f"002 Section 5.3, Figure {figure}",
+                      description=f"002 Figure {figure}: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of {label} on St({d}, {r})",
+                      make_config=make_config, trial_specs=trial_specs_of, run_trial=run_trial, report=report)

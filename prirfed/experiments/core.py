@@ -1,0 +1,99 @@
+"""What an experiment is made of: :class:`Experiment`, :class:`Check`, and the helpers every
+experiment module uses to write its outputs (CSV, figures) and to seed its trials.
+
+The experiment modules (``prirfed_fig1`` ... ``rfed_table1``) import this module, never the runner
+(:mod:`prirfed.experiments.framework`) or the registry (:mod:`prirfed.experiments.registry`), which
+import them: so the experiments package has no import circle.
+Proofs note: ``proofs_notes/experiments.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Experiment", "experiment", "Check", "MODES", "BACKENDS", "config_hash", "trial_seeds", "write_csv", "mean_and_spread",
+           "save_figure"]
+
+MODES = ("full", "quick", "tiny")
+BACKENDS = ("reference", "verified")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One qualitative claim of the paper and whether the reproduction shows it (computed)."""
+
+    claim: str
+    shown: bool
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment: its name (``prirfed reproduce NAME``), a one-line description, the paper's
+    place it reproduces, and the four functions of :mod:`prirfed.experiments.framework`'s contract."""
+
+    name: str
+    description: str
+    source: str
+    make_config: Callable[[str, int, str], dict]
+    trial_specs: Callable[[dict], list]
+    run_trial: Callable[[dict, dict, np.random.SeedSequence], dict]
+    report: Callable[[dict, list, Path], list]
+    nondeterministic_files: tuple = ()  # outputs that hold timings (differ between runs by nature)
+
+
+def experiment(module: str, name: str, description: str, source: str, figures=(), files=()) -> Experiment:
+    """The :class:`Experiment` of an experiment module, written at its end as
+    ``EXPERIMENT = experiment(__name__, NAME, description, source, figures=("fig1",))``: the four
+    functions are the module's own ``make_config``, ``trial_specs``, ``run_trial`` and ``report``;
+    the outputs that differ between identical runs are each figure stem's PNG and PDF, and ``files``."""
+    mod = sys.modules[module]
+    return Experiment(name=name, description=description, source=source, make_config=mod.make_config,
+                      trial_specs=mod.trial_specs, run_trial=mod.run_trial, report=mod.report,
+                      nondeterministic_files=tuple(f"{stem}.{ext}" for stem in figures for ext in ("png", "pdf")) + tuple(files))
+
+
+def config_hash(config: dict) -> str:
+    """sha256 (first 16 hex digits) of the configuration's canonical JSON."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def trial_seeds(seed: int, n_trials: int) -> list[np.random.SeedSequence]:
+    """Child ``i`` of ``SeedSequence(seed).spawn(n_trials)`` is the seed of trial ``i``."""
+    return np.random.SeedSequence(seed).spawn(n_trials)
+
+
+def write_csv(path: Path, columns, rows) -> None:
+    """CSV with a header; floats written with ``repr`` (round-trip exact)."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([repr(float(r[c])) if isinstance(r[c], (float, np.floating)) else r[c] for c in columns])
+
+
+def mean_and_spread(values) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof = 1; 0 for a single run) over runs."""
+    v = np.asarray(values, dtype=np.float64)
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def save_figure(fig, out: Path, stem: str) -> list[str]:
+    """Save a matplotlib Figure as PNG and PDF (Agg canvas; no global pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    names = []
+    for ext in ("png", "pdf"):
+        p = out / f"{stem}.{ext}"
+        fig.savefig(p, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
+        names.append(p.name)
+    return names
