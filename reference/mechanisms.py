@@ -87,7 +87,7 @@ ANALYTIC_SIGMA_RTOL = 1e-12
 
 
 # ---------------------------------------------------------------------------- input checks
-def _positive(where: str, name: str, value) -> float:
+def check_positive_number(where: str, name: str, value) -> float:
     """``value`` as a finite float > 0, or ``ValueError`` naming ``where`` and the value."""
     try:
         v = float(value)
@@ -119,13 +119,15 @@ def _delta(where: str, delta) -> float:
     return d
 
 
-def _manifold(where: str, M) -> Manifold:
+def check_manifold(where: str, M) -> Manifold:
+    """``M`` if it is a prirfed Manifold, else ``ValueError`` naming ``where`` (shared with the verified twins)."""
     if not isinstance(M, Manifold):
         raise ValueError(f"{where}: M must be a prirfed Manifold (got {type(M).__name__})")
     return M
 
 
-def _generator(where: str, rng) -> np.random.Generator:
+def check_generator(where: str, rng) -> np.random.Generator:
+    """``rng`` if it is a ``numpy.random.Generator`` (never the global state), else ``ValueError``."""
     if not isinstance(rng, np.random.Generator):
         raise ValueError(
             f"{where}: rng must be a numpy.random.Generator passed by the caller "
@@ -134,7 +136,8 @@ def _generator(where: str, rng) -> np.random.Generator:
     return rng
 
 
-def _steps(where: str, name: str, n) -> int:
+def check_steps(where: str, name: str, n) -> int:
+    """``n`` as an int >= 1 (a number of sampler steps), else ``ValueError`` naming ``where``."""
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"{where}: {name} must be a positive integer (got {n!r})")
     return int(n)
@@ -154,7 +157,7 @@ def tangent_gaussian_log_normalizer(d: int, sigma: float) -> float:
     where = "tangent_gaussian_log_normalizer"
     if isinstance(d, bool) or int(d) != d or d < 1:
         raise ValueError(f"{where}: d must be a positive integer (got {d!r})")
-    sigma = _positive(where, "sigma", sigma)
+    sigma = check_positive_number(where, "sigma", sigma)
     return 0.5 * int(d) * math.log(2.0 * math.pi * sigma * sigma)
 
 
@@ -168,8 +171,8 @@ def tangent_gaussian_logpdf(M, x, xi, sigma, mu=None) -> float:
     ``mu`` defaults to 0.
     """
     where = "tangent_gaussian_logpdf"
-    M = _manifold(where, M)
-    sigma = _positive(where, "sigma", sigma)
+    M = check_manifold(where, M)
+    sigma = check_positive_number(where, "sigma", sigma)
     x = M.check_point(x, where=where)
     xi = M.check_tangent(x, xi, where=where, name="xi")
     r = xi if mu is None else xi - M.check_tangent(x, mu, where=where, name="mu")
@@ -191,9 +194,9 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
     ``i``-th draw); the result then has shape ``(n, *M.ambient_shape)``.
     """
     where = "sample_tangent_gaussian"
-    M = _manifold(where, M)
-    sigma = _positive(where, "sigma", sigma)
-    rng = _generator(where, rng)
+    M = check_manifold(where, M)
+    sigma = check_positive_number(where, "sigma", sigma)
+    rng = check_generator(where, rng)
     x = M.check_point(x, where=where)
     if mu is not None:
         mu = M.check_tangent(x, mu, where=where, name="mu")
@@ -205,7 +208,7 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
         for k in range(d):
             xi = xi + z[k] * E[k]
     else:
-        n = _steps(where, "size", size)
+        n = check_steps(where, "size", size)
         Z = sigma * rng.standard_normal((n, d))
         xi = (Z @ E.reshape(d, -1)).reshape((n, *M.ambient_shape))
     return xi if mu is None else xi + mu
@@ -253,11 +256,11 @@ def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
     where = "sample_tangent_gaussian_spd"
     from prirfed.reference.manifolds.spd import SPD, sqrtm_and_invsqrtm, sym
 
-    M = _manifold(where, M)
+    M = check_manifold(where, M)
     if not isinstance(M, SPD):
         raise ValueError(f"{where}: M must be an SPD manifold (got {type(M).__name__})")
-    sigma = _positive(where, "sigma", sigma)
-    rng = _generator(where, rng)
+    sigma = check_positive_number(where, "sigma", sigma)
+    rng = check_generator(where, rng)
     X = M.check_point(X, where=where)
     if mu is not None:
         mu = M.check_tangent(X, mu, where=where, name="mu")
@@ -307,10 +310,10 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
     random-walk scaling for Gaussian targets, Roberts, Gelman & Gilks 1997).
     """
     where = "sample_tangent_gaussian_mh"
-    M = _manifold(where, M)
-    sigma = _positive(where, "sigma", sigma)
-    rng = _generator(where, rng)
-    n_steps = _steps(where, "n_steps", n_steps)
+    M = check_manifold(where, M)
+    sigma = check_positive_number(where, "sigma", sigma)
+    rng = check_generator(where, rng)
+    n_steps = check_steps(where, "n_steps", n_steps)
     x = M.check_point(x, where=where)
     d = M.dim
     if chart is None:
@@ -325,7 +328,7 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
     lam_min = float(np.linalg.eigvalsh(G)[0])
     if not lam_min > 1e-12 * float(np.trace(G)):
         raise ValueError(f"{where}: chart is not a basis of T_x (smallest Gram eigenvalue {lam_min:.3e})")
-    s = 2.38 * sigma / math.sqrt(float(np.trace(G))) if step_size is None else _positive(where, "step_size", step_size)
+    s = 2.38 * sigma / math.sqrt(float(np.trace(G))) if step_size is None else check_positive_number(where, "step_size", step_size)
 
     def log_target(c):
         return -float(c @ G @ c) / (2.0 * sigma * sigma)
@@ -360,8 +363,8 @@ def clip(M, x, v, tau):
     product, relative 1e-16) keeping its direction. ``v = 0`` is returned as is.
     """
     where = "clip"
-    M = _manifold(where, M)
-    tau = _positive(where, "tau", tau)
+    M = check_manifold(where, M)
+    tau = check_positive_number(where, "tau", tau)
     x = M.check_point(x, where=where)
     v = M.check_tangent(x, v, where=where)
     nv = M.norm(x, v)
@@ -381,7 +384,7 @@ def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
     :func:`gaussian_mechanism_sigma_classical` (eps < 1) or :func:`analytic_gaussian_sigma`.
     """
     where = "tangent_gaussian_mechanism"
-    M = _manifold(where, M)
+    M = check_manifold(where, M)
     x = M.check_point(x, where=where)
     value = M.check_tangent(x, value, where=where, name="value")
     return value + sample_tangent_gaussian(M, x, sigma, rng, size=size)
@@ -404,7 +407,7 @@ def gaussian_mechanism_sigma_classical(eps, delta, sensitivity) -> float:
             f"(got eps={eps!r}); use analytic_gaussian_sigma for eps >= 1"
         )
     delta = _delta(where, delta)
-    sensitivity = _positive(where, "sensitivity", sensitivity)
+    sensitivity = check_positive_number(where, "sensitivity", sensitivity)
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
 
 
@@ -423,8 +426,8 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     """
     where = "gaussian_delta"
     eps = _epsilon(where, eps, allow_zero=True)
-    sigma = _positive(where, "sigma", sigma)
-    sensitivity = _positive(where, "sensitivity", sensitivity)
+    sigma = check_positive_number(where, "sigma", sigma)
+    sensitivity = check_positive_number(where, "sensitivity", sensitivity)
     a = sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
     b = -sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
     log_first = float(log_ndtr(a))
@@ -446,8 +449,8 @@ def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGM
     where = "analytic_gaussian_sigma"
     eps = _epsilon(where, eps)
     delta = _delta(where, delta)
-    sensitivity = _positive(where, "sensitivity", sensitivity)
-    rtol = _positive(where, "rtol", rtol)
+    sensitivity = check_positive_number(where, "sensitivity", sensitivity)
+    rtol = check_positive_number(where, "rtol", rtol)
 
     def ok(s):
         return gaussian_delta(eps, s, sensitivity) <= delta

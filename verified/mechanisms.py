@@ -40,6 +40,7 @@ from prirfed.reference.mechanisms import (  # noqa: F401  (re-exported, same obj
     tangent_gaussian_log_normalizer,
     tangent_gaussian_logpdf,
 )
+from prirfed.verified.kernels import sym_part_kernel as _sym
 
 __all__ = list(_ref.__all__) + [
     "sample_tangent_gaussian_kernel",
@@ -78,11 +79,6 @@ def sample_tangent_gaussian_batch_kernel(rng, E, sigma, n):
             for a in range(m):
                 out[i, a] += z[k] * Ef[k, a]
     return out
-
-
-@njit(cache=True)
-def _sym(a):
-    return 0.5 * (a + a.T)
 
 
 @njit(cache=True)
@@ -174,9 +170,9 @@ def _norm(M, x, v):
 def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
     """Verified twin of :func:`prirfed.reference.mechanisms.sample_tangent_gaussian` (same draws)."""
     where = "sample_tangent_gaussian"
-    M = _ref._manifold(where, M)
-    sigma = _ref._positive(where, "sigma", sigma)
-    rng = _ref._generator(where, rng)
+    M = _ref.check_manifold(where, M)
+    sigma = _ref.check_positive_number(where, "sigma", sigma)
+    rng = _ref.check_generator(where, rng)
     x = M.check_point(x, where=where)
     if mu is not None:
         mu = M.check_tangent(x, mu, where=where, name="mu")
@@ -184,7 +180,7 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
     if size is None:
         xi = sample_tangent_gaussian_kernel(rng, E, sigma)
     else:
-        n = _ref._steps(where, "size", size)
+        n = _ref.check_steps(where, "size", size)
         xi = sample_tangent_gaussian_batch_kernel(rng, E, sigma, n).reshape((n, *M.ambient_shape))
     return xi if mu is None else xi + mu
 
@@ -194,11 +190,11 @@ def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
     where = "sample_tangent_gaussian_spd"
     from prirfed.reference.manifolds.spd import SPD
 
-    M = _ref._manifold(where, M)
+    M = _ref.check_manifold(where, M)
     if not isinstance(M, SPD):
         raise ValueError(f"{where}: M must be an SPD manifold (got {type(M).__name__})")
-    sigma = _ref._positive(where, "sigma", sigma)
-    rng = _ref._generator(where, rng)
+    sigma = _ref.check_positive_number(where, "sigma", sigma)
+    rng = _ref.check_generator(where, rng)
     X = M.check_point(X, where=where)
     if mu is not None:
         mu = M.check_tangent(X, mu, where=where, name="mu")
@@ -211,10 +207,10 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
     """Verified twin of :func:`prirfed.reference.mechanisms.sample_tangent_gaussian_mh`: the
     same set-up (Gram matrix, default step, start) and the chain in :func:`mh_chain_kernel`."""
     where = "sample_tangent_gaussian_mh"
-    M = _ref._manifold(where, M)
-    sigma = _ref._positive(where, "sigma", sigma)
-    rng = _ref._generator(where, rng)
-    n_steps = _ref._steps(where, "n_steps", n_steps)
+    M = _ref.check_manifold(where, M)
+    sigma = _ref.check_positive_number(where, "sigma", sigma)
+    rng = _ref.check_generator(where, rng)
+    n_steps = _ref.check_steps(where, "n_steps", n_steps)
     x = M.check_point(x, where=where)
     d = M.dim
     if chart is None:
@@ -229,7 +225,7 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
     lam_min = float(np.linalg.eigvalsh(G)[0])
     if not lam_min > 1e-12 * float(np.trace(G)):
         raise ValueError(f"{where}: chart is not a basis of T_x (smallest Gram eigenvalue {lam_min:.3e})")
-    s = 2.38 * sigma / math.sqrt(float(np.trace(G))) if step_size is None else _ref._positive(where, "step_size", step_size)
+    s = 2.38 * sigma / math.sqrt(float(np.trace(G))) if step_size is None else _ref.check_positive_number(where, "step_size", step_size)
     if xi0 is None:
         c0 = np.zeros(d)
     else:
@@ -243,8 +239,8 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
 def clip(M, x, v, tau):
     """Verified twin of :func:`prirfed.reference.mechanisms.clip`."""
     where = "clip"
-    M = _ref._manifold(where, M)
-    tau = _ref._positive(where, "tau", tau)
+    M = _ref.check_manifold(where, M)
+    tau = _ref.check_positive_number(where, "tau", tau)
     x = M.check_point(x, where=where)
     v = M.check_tangent(x, v, where=where)
     return clip_kernel(_c(v), _norm(M, x, v), tau)
@@ -253,7 +249,7 @@ def clip(M, x, v, tau):
 def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
     """Verified twin of :func:`prirfed.reference.mechanisms.tangent_gaussian_mechanism`."""
     where = "tangent_gaussian_mechanism"
-    M = _ref._manifold(where, M)
+    M = _ref.check_manifold(where, M)
     x = M.check_point(x, where=where)
     value = M.check_tangent(x, value, where=where, name="value")
     return value + sample_tangent_gaussian(M, x, sigma, rng, size=size)

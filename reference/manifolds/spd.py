@@ -83,14 +83,14 @@ def spd_random_point(n: int, rng: np.random.Generator, scale: float = 0.5) -> np
 EXP_ARG_MIN = -708.0  # exp(s) is a normal float64 for s above this (exp(-708) = 3.3e-308)
 
 
-def _check_exp_range(where: str, s: np.ndarray) -> None:
+def check_exp_range(where: str, s: np.ndarray) -> None:
     """Refuse an Exp whose result would have a zero (underflowed) eigenvalue: not a point."""
     if s[0] < EXP_ARG_MIN:
         raise ValueError(f"{where}: X^(-1/2) V X^(-1/2) has eigenvalue {s[0]:.3e} < {EXP_ARG_MIN}: Exp_X(V) "
                          "has an eigenvalue that underflows float64 (the result would not be positive definite)")
 
 
-def _finite_or_raise(where: str, out: np.ndarray) -> np.ndarray:
+def finite_or_raise(where: str, out: np.ndarray) -> np.ndarray:
     """Refuse to return an overflowed (inf/NaN) matrix."""
     if not np.all(np.isfinite(out)):
         raise ValueError(f"{where}: the result overflows float64 (max finite entry "
@@ -176,7 +176,7 @@ class SPD(Manifold):
         """grad f(X) = X sym(G) X (001 section 5.2: 'grad F(W) = W nabla F(W) W')."""
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
-        return _finite_or_raise(self._where("egrad2rgrad"), sym(x @ sym(g) @ x))
+        return finite_or_raise(self._where("egrad2rgrad"), sym(x @ sym(g) @ x))
 
     # ------------------------------------------------------------------ geodesics
     def exp(self, x, v):
@@ -190,11 +190,11 @@ class SPD(Manifold):
         v = self._tv("exp", x, v)
         R, L = sqrtm_and_invsqrtm(x)
         s, P = _congruence_eigh(L, v)
-        _check_exp_range(self._where("exp"), s)
+        check_exp_range(self._where("exp"), s)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and raised just below
             C = (R @ P) * np.exp(0.5 * s)
             out = sym(C @ C.T)
-        return _finite_or_raise(self._where("exp"), out)
+        return finite_or_raise(self._where("exp"), out)
 
     def _generalised_eigh(self, method, x, y):
         """X^{1/2}, X^{-1/2}, mu, log mu, P with X^{-1/2} Y X^{-1/2} = P diag(mu) P^T (mu ascending:
@@ -249,7 +249,7 @@ class SPD(Manifold):
         R, L, mu, _, P = self._generalised_eigh("transp", x, y)
         M_half = (P * np.sqrt(mu)) @ P.T
         E = R @ M_half @ L
-        return _finite_or_raise(self._where("transp"), sym(E @ v @ E.T))
+        return finite_or_raise(self._where("transp"), sym(E @ v @ E.T))
 
     # ------------------------------------------------------------------ retraction
     def retr(self, x, v):
@@ -259,7 +259,7 @@ class SPD(Manifold):
         definite for every symmetric V."""
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        return _finite_or_raise(self._where("retr"), sym(x + v + 0.5 * v @ np.linalg.solve(x, v)))
+        return finite_or_raise(self._where("retr"), sym(x + v + 0.5 * v @ np.linalg.solve(x, v)))
 
     def inv_retr(self, x, y):
         """Inverse of :meth:`retr` on its injectivity domain.

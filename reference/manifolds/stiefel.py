@@ -71,7 +71,7 @@ LOG_TOL = 1e-11
 #: Iteration cap of the Newton iteration for the logarithm.
 LOG_MAXITER = 60
 #: The Newton loop keeps iterating while the residual exceeds this (polishing below LOG_TOL).
-_LOG_STOP = 1e-14
+LOG_STOP = 1e-14
 
 
 def sym(M: np.ndarray) -> np.ndarray:
@@ -191,7 +191,7 @@ def reduced_log(Z: np.ndarray, p: int):
     F = reduced_exp(*unpack(a, r)) - Z
     res = float(np.linalg.norm(F))
     it = 0
-    while res > _LOG_STOP and it < LOG_MAXITER:
+    while res > LOG_STOP and it < LOG_MAXITER:
         it += 1
         F, J = _reduced_exp_and_jacobian(*unpack(a, r))
         F = F - Z

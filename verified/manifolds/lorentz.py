@@ -38,7 +38,7 @@ from numba import njit
 
 from prirfed.reference.manifolds.lorentz import SERIES_THRESHOLD, TINY
 from prirfed.reference.manifolds.lorentz import Lorentz as _ReferenceLorentz
-from ._common import KernelMetric, contiguous as _c, same_n as _same_n
+from .common import KernelMetric, contiguous as _c, same_n as _same_n
 
 __all__ = [
     "Lorentz",

@@ -41,8 +41,11 @@ from numba import njit
 
 from prirfed.reference.manifolds.spd import EXP_ARG_MIN, SYMMETRY_RTOL
 from prirfed.reference.manifolds.spd import SPD as _ReferenceSPD
-from prirfed.reference.manifolds.spd import _check_exp_range, _finite_or_raise
-from ._common import KernelMetric, contiguous as _c, same_n as _same_n
+from prirfed.reference.manifolds.spd import check_exp_range, finite_or_raise
+from prirfed.verified.kernels import all_finite_kernel as _all_finite
+from prirfed.verified.kernels import matmul_kernel as _mm
+
+from .common import KernelMetric, contiguous as _c, same_n as _same_n
 
 __all__ = ["SPD", "JACOBI_MAX_N", "eigh_kernel", "sym_kernel", "sqrtm_and_invsqrtm_kernel", "inner_kernel", "norm_kernel", "proj_kernel",
            "egrad2rgrad_kernel", "exp_kernel", "log_kernel", "dist_kernel", "transp_kernel", "retr_kernel",
@@ -63,19 +66,6 @@ def sym_kernel(a):
             t = 0.5 * (a[i, j] + a[j, i])
             out[i, j] = t
             out[j, i] = t
-    return out
-
-
-@njit(cache=True)
-def _mm(a, b):
-    """a @ b by loops (small matrices: no BLAS call overhead)."""
-    n, m, p = a.shape[0], a.shape[1], b.shape[1]
-    out = np.zeros((n, p))
-    for i in range(n):
-        for k in range(m):
-            aik = a[i, k]
-            for j in range(p):
-                out[i, j] += aik * b[k, j]
     return out
 
 
@@ -104,7 +94,7 @@ def _colscale(a, d):
 
 
 @njit(cache=True)
-def _kdkt(k, d):
+def kdkt_kernel(k, d):
     """sym(K diag(d) K^T), fused: one allocation, exactly symmetric."""
     n, m = k.shape[0], k.shape[1]
     out = np.empty((n, n))
@@ -134,7 +124,7 @@ def _ggt(c):
 
 
 @njit(cache=True)
-def _lal(l, a):
+def lal_kernel(l, a):
     """sym(L A L) for symmetric L: L A, then the lower triangle of (L A) L mirrored."""
     n = l.shape[0]
     la = _mm(l, a)
@@ -236,27 +226,27 @@ def sqrtm_and_invsqrtm_kernel(x):
     """X^{1/2}, X^{-1/2} from one eigh (reference: sqrtm_and_invsqrtm)."""
     w, q = eigh_kernel(x)
     r = np.sqrt(w)
-    return _kdkt(q, r), _kdkt(q, 1.0 / r)
+    return kdkt_kernel(q, r), kdkt_kernel(q, 1.0 / r)
 
 
 @njit(cache=True)
 def _congruence_eigh(l, d):
     """eigh of sym(L D L)."""
-    return eigh_kernel(_lal(l, d))
+    return eigh_kernel(lal_kernel(l, d))
 
 
 @njit(cache=True)
 def inner_kernel(x, u, v):
     """<U, V>_X = sum((L U L) * (L V L)), L = X^{-1/2}."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
-    return np.sum(_lal(l, u) * _lal(l, v))
+    return np.sum(lal_kernel(l, u) * lal_kernel(l, v))
 
 
 @njit(cache=True)
 def norm_kernel(x, u):
     """||U||_X = ||X^{-1/2} U X^{-1/2}||_F."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
-    a = _lal(l, u)
+    a = lal_kernel(l, u)
     return np.sqrt(np.sum(a * a))
 
 
@@ -269,7 +259,7 @@ def proj_kernel(x, w):
 @njit(cache=True)
 def egrad2rgrad_kernel(x, g):
     """X sym(G) X."""
-    return _lal(x, sym_kernel(g))
+    return lal_kernel(x, sym_kernel(g))
 
 
 @njit(cache=True)
@@ -277,14 +267,6 @@ def _exp_core(x, v):
     r, l = sqrtm_and_invsqrtm_kernel(x)
     s, p = _congruence_eigh(l, v)
     return _ggt(_colscale(_mm(r, p), np.exp(0.5 * s))), s[0]
-
-
-@njit(cache=True)
-def _all_finite(a):
-    for t in a.ravel():
-        if not np.isfinite(t):
-            return False
-    return True
 
 
 @njit(cache=True)
@@ -331,13 +313,13 @@ def _generalised_eigh(x, y):
 def _invsqrtm_kernel(x):
     """X^{-1/2} alone (dist needs no X^{1/2}), from the same eigh as sqrtm_and_invsqrtm_kernel."""
     w, q = eigh_kernel(x)
-    return _kdkt(q, 1.0 / np.sqrt(w))
+    return kdkt_kernel(q, 1.0 / np.sqrt(w))
 
 
 @njit(cache=True)
 def _log_core(x, y):
     r, _, mu, log_mu, p = _generalised_eigh(x, y)
-    return _kdkt(_mm(r, p), log_mu), mu[0]
+    return kdkt_kernel(_mm(r, p), log_mu), mu[0]
 
 
 @njit(cache=True)
@@ -372,7 +354,7 @@ def _transp_core(x, y, v):
     r, l, mu, _, p = _generalised_eigh(x, y)
     if not mu[0] > 0.0:
         return np.full_like(x, np.nan), mu[0]
-    e = _mm(_mm(r, _kdkt(p, np.sqrt(mu))), l)
+    e = _mm(_mm(r, kdkt_kernel(p, np.sqrt(mu))), l)
     ev = _mm(e, v)
     n = x.shape[0]
     out = np.empty((n, n))
@@ -407,7 +389,7 @@ def _inv_retr_core(x, y):
     eta, p = _congruence_eigh(l, 2.0 * (y - x))
     if not eta[0] > -1.0:
         return np.full_like(x, np.nan), eta[0]
-    return _kdkt(_mm(r, p), eta / (1.0 + np.sqrt(1.0 + eta))), eta[0]
+    return kdkt_kernel(_mm(r, p), eta / (1.0 + np.sqrt(1.0 + eta))), eta[0]
 
 
 @njit(cache=True)
@@ -480,14 +462,14 @@ class SPD(KernelMetric, _ReferenceSPD):
     def egrad2rgrad(self, x, g):
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
-        return _finite_or_raise(self._where("egrad2rgrad"), egrad2rgrad_kernel(_c(x), _c(g)))
+        return finite_or_raise(self._where("egrad2rgrad"), egrad2rgrad_kernel(_c(x), _c(g)))
 
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
         out, s_min = _exp_core(_c(x), _c(v))
-        _check_exp_range(self._where("exp"), np.array([s_min]))
-        return _finite_or_raise(self._where("exp"), out)
+        check_exp_range(self._where("exp"), np.array([s_min]))
+        return finite_or_raise(self._where("exp"), out)
 
     def _domain_error(self, method, mu_min):
         return ValueError(
@@ -517,12 +499,12 @@ class SPD(KernelMetric, _ReferenceSPD):
         out, mu_min = _transp_core(_c(x), _c(y), _c(v))
         if not mu_min > 0.0:
             raise self._domain_error("transp", mu_min)
-        return _finite_or_raise(self._where("transp"), out)
+        return finite_or_raise(self._where("transp"), out)
 
     def retr(self, x, v):
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        return _finite_or_raise(self._where("retr"), retr_kernel(_c(x), _c(v)))
+        return finite_or_raise(self._where("retr"), retr_kernel(_c(x), _c(v)))
 
     def inv_retr(self, x, y):
         x = self._pt("inv_retr", x)

@@ -39,7 +39,7 @@ from numba import njit
 
 from prirfed.reference.manifolds.sphere import ANTIPODAL_TOL
 from prirfed.reference.manifolds.sphere import Sphere as _ReferenceSphere
-from ._common import KernelMetric, contiguous as _c, same_n as _same_n
+from .common import KernelMetric, contiguous as _c, same_n as _same_n
 
 __all__ = ["Sphere", "sinc_kernel", "inner_kernel", "norm_kernel", "proj_kernel", "egrad2rgrad_kernel",
            "exp_kernel", "log_kernel", "dist_kernel", "transp_kernel", "retr_kernel", "inv_retr_kernel",

@@ -37,8 +37,11 @@ from numba import njit
 
 from prirfed.reference.manifolds.stiefel import LOG_MAXITER, LOG_TOL
 from prirfed.reference.manifolds.stiefel import Stiefel as _ReferenceStiefel
-from prirfed.reference.manifolds.stiefel import _LOG_STOP
-from ._common import KernelMetric, contiguous as _c, same_n as _same_n
+from prirfed.reference.manifolds.stiefel import LOG_STOP
+from prirfed.verified.kernels import matmul_kernel as _mm
+from prirfed.verified.kernels import sym_part_kernel as _sym
+
+from .common import KernelMetric, contiguous as _c, same_n as _same_n
 
 __all__ = ["Stiefel", "inner_kernel", "proj_kernel", "egrad2rgrad_kernel", "exp_kernel", "log_kernel",
            "dist_kernel", "transp_kernel", "retr_kernel", "inv_retr_kernel", "retr_polar_kernel",
@@ -81,28 +84,8 @@ def expm_kernel(A):
 
 
 @njit(cache=True)
-def _sym(M):
-    return 0.5 * (M + M.T)
-
-
-@njit(cache=True)
 def _skew(M):
     return 0.5 * (M - M.T)
-
-
-@njit(cache=True)
-def _mm(a, b):
-    """a @ b by loops (small matrices; compiles much faster than the BLAS binding)."""
-    n, m = a.shape
-    k = b.shape[1]
-    out = np.zeros((n, k))
-    for i in range(n):
-        for l in range(m):
-            t = a[i, l]
-            if t != 0.0:
-                for j in range(k):
-                    out[i, j] += t * b[l, j]
-    return out
 
 
 @njit(cache=True)
@@ -327,7 +310,7 @@ def _reduced_log(Z, p):
             m += 1
     res = _reduced_residual(theta, Z, p, k)
     it = 0
-    while res > _LOG_STOP and it < LOG_MAXITER:
+    while res > LOG_STOP and it < LOG_MAXITER:
         it += 1
         F, J = _reduced_jacobian(theta, Z, p, k)
         # Gauss-Newton step by the normal equations J^T J d = -J^T F (J has full column rank

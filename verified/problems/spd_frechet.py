@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean as _ReferenceSPDFrechetMean
-from prirfed.verified.manifolds.spd import SPD, _kdkt, _lal, eigh_kernel, sqrtm_and_invsqrtm_kernel, sym_kernel
+from prirfed.verified.manifolds.spd import SPD, kdkt_kernel, lal_kernel, eigh_kernel, sqrtm_and_invsqrtm_kernel, sym_kernel
 
 __all__ = ["SPDFrechetMean", "spd_frechet_rgrad_kernel", "spd_frechet_rgrad_batch_kernel",
            "spd_frechet_rgrad_mean_kernel"]
@@ -31,11 +31,11 @@ __all__ = ["SPDFrechetMean", "spd_frechet_rgrad_kernel", "spd_frechet_rgrad_batc
 def spd_frechet_rgrad_kernel(X, Z, c):
     """-2 c sym(X^{1/2} L X^{1/2}), L = U diag(log lam) U^T, X^{-1/2} Z X^{-1/2} = U diag(lam) U^T."""
     Xh, Xmh = sqrtm_and_invsqrtm_kernel(X)
-    lam, U = eigh_kernel(_lal(Xmh, Z))
+    lam, U = eigh_kernel(lal_kernel(Xmh, Z))
     if not lam[0] > 0.0:
         raise ValueError("SPDFrechetMean.rgrad: X^(-1/2) Z X^(-1/2) has an eigenvalue <= 0 in floating point")
-    L = _kdkt(U, np.log(lam))
-    return -2.0 * c * _lal(Xh, L)
+    L = kdkt_kernel(U, np.log(lam))
+    return -2.0 * c * lal_kernel(Xh, L)
 
 
 @njit(cache=True)
