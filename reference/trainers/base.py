@@ -28,6 +28,7 @@ __all__ = [
     "TrainResult",
     "sample_without_replacement",
     "per_agent",
+    "round_settings",
 ]
 
 
@@ -129,3 +130,16 @@ def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
     if arr.shape != (N,):
         raise ValueError(f"{where}: {name} has shape {arr.shape}, expected a scalar or ({N},)")
     return arr
+
+
+def round_settings(where: str, problem, T, per_round, name: str, option, aggregation) -> tuple[int, int]:
+    """The settings every federated trainer checks the same way: T >= 1 rounds, ``per_round`` (named
+    ``name``: s of 000, k of 002) agents per round in [1, N], Option 1 or 2, and the aggregation
+    ("tangent" (3.2) / (8) or "karcher" (3.1) / (7)). Returns (T, per_round) as ints."""
+    T = check_int(where, "T", T)
+    per_round = check_int(where, name, per_round, 1, problem.N)
+    if option not in (1, 2):
+        raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
+    if aggregation not in ("tangent", "karcher"):
+        raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
+    return T, per_round

@@ -15,12 +15,12 @@ import numpy as np
 from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
-from .aggregation import karcher_mean, tangent_mean
-from .base import History, TrainResult, per_agent, sample_without_replacement
+from .aggregation import server_step
+from .base import History, TrainResult, per_agent, round_settings, sample_without_replacement
 from .local import dp_rsgd_local, dp_rsvrg_local
 from .privacy import prirfed_run_event
 
-__all__ = ["prirfed", "step_sizes"]
+__all__ = ["prirfed", "step_sizes", "prirfed_settings"]
 
 
 def step_sizes(where: str, alpha, T: int) -> np.ndarray:
@@ -35,6 +35,22 @@ def step_sizes(where: str, alpha, T: int) -> np.ndarray:
     if np.any(~np.isfinite(a)) or np.any(a <= 0):
         raise ValueError(f"{where}: step sizes must be positive and finite (min {np.min(a)!r})")
     return a
+
+
+def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregation, sigma, b):
+    """The settings of Algorithm 1 that both twins check the same way: T >= 1 rounds, s in [1, N]
+    agents per round, option 1 or 2, the local trainer, the aggregation, the step sizes alpha_t
+    (:func:`step_sizes`), sigma_i finite and >= 0 and b_i (default N_i) per agent. Returns
+    (T, s, alphas, sigmas, b) with sigmas and b as float arrays of shape (N,)."""
+    N = problem.N
+    T, s = round_settings(where, problem, T, s, "s", option, aggregation)
+    if local not in ("dp_rsgd", "dp_rsvrg"):
+        raise ValueError(f"{where}: local must be 'dp_rsgd' or 'dp_rsvrg' (got {local!r})")
+    alphas = step_sizes(where, alpha, T)
+    sigmas = per_agent(where, "sigma", sigma, N)
+    if np.any(sigmas < 0) or np.any(~np.isfinite(sigmas)):
+        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
+    return T, s, alphas, sigmas, per_agent(where, "b", problem.sizes if b is None else b, N)
 
 
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
@@ -64,19 +80,8 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     where = "prirfed"
     M = geometry(problem.manifold, maps)
     N = problem.N
-    T = check_int(where, "T", T)
-    s = check_int(where, "s", s, 1, N)
-    if option not in (1, 2):
-        raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
-    if local not in ("dp_rsgd", "dp_rsvrg"):
-        raise ValueError(f"{where}: local must be 'dp_rsgd' or 'dp_rsvrg' (got {local!r})")
-    if aggregation not in ("tangent", "karcher"):
-        raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
-    alphas = step_sizes(where, alpha, T)
-    sigmas = per_agent(where, "sigma", sigma, N)
-    if np.any(sigmas < 0) or np.any(~np.isfinite(sigmas)):
-        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    bs = per_agent(where, "b", problem.sizes if b is None else b, N).astype(int)
+    T, s, alphas, sigmas, b_arr = prirfed_settings(where, problem, T, s, alpha, option, local, aggregation, sigma, b)
+    bs = b_arr.astype(int)
     local_option = option if local_option is None else local_option
     tau0 = tau if tau0 is None else tau0
     tau1 = tau if tau1 is None else tau1
@@ -99,10 +104,7 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
                                     local_option, maps)
             uploads.append(xi)
             weights.append(problem.sizes[i])
-        if aggregation == "tangent":
-            x = tangent_mean(M, x, uploads, weights)
-        else:
-            x, _ = karcher_mean(M, uploads, weights, x0=x)
+        x = server_step(M, x, uploads, weights, aggregation)  # (3.2) / (8), or (3.1) / (7)
         outer.append(x)
         if (t + 1) % record_every == 0 or t + 1 == T:
             hist.record(problem, t + 1, x, keep_iterates)

@@ -13,10 +13,10 @@ import numpy as np
 from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
-from .aggregation import karcher_mean, tangent_mean
-from .base import History, TrainResult, per_agent, sample_without_replacement
+from .aggregation import server_step
+from .base import History, TrainResult, per_agent, round_settings, sample_without_replacement
 
-__all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient"]
+__all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient", "federated_settings"]
 
 
 def prox_gradient(M, x, x_t, grad_fi, mu):
@@ -28,15 +28,13 @@ def prox_gradient(M, x, x_t, grad_fi, mu):
     return grad_fi - mu * M.log(x, x_t)
 
 
-def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
-               keep_iterates, local_step):
+def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation, weighting, record_every):
+    """The settings of 002's Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
+    [1, N] clients per round, option 1 or 2, the aggregation, the weighting, eta_i positive and
+    finite and tau_i integers >= 1 per agent, record_every >= 1. Returns (T, k, etas, taus,
+    record_every), etas float and taus int64 arrays of shape (N,)."""
     N = problem.N
-    T = check_int(where, "T", T)
-    k = check_int(where, "k", k, 1, N)
-    if option not in (1, 2):
-        raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
-    if aggregation not in ("tangent", "karcher"):
-        raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
+    T, k = round_settings(where, problem, T, k, "k", option, aggregation)
     if weighting not in ("uniform", "size"):
         raise ValueError(f"{where}: weighting must be 'uniform' (002 (8)) or 'size' (000 (3.2)) (got {weighting!r})")
     etas = per_agent(where, "eta", eta, N)
@@ -45,8 +43,14 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
     taus = per_agent(where, "tau", tau, N)
     if np.any(taus < 1) or np.any(taus != np.round(taus)):
         raise ValueError(f"{where}: local step counts tau_i must be integers >= 1 (got {tau!r})")
-    taus = taus.astype(int)
-    check_int(where, "record_every", record_every)
+    return T, k, etas, taus.astype(np.int64), check_int(where, "record_every", record_every)
+
+
+def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
+               keep_iterates, local_step):
+    N = problem.N
+    T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
+                                                       record_every)
     x = M.check_point(x0, where=where)
     hist = History()
     hist.record(problem, 0, x, keep_iterates)
@@ -64,10 +68,7 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
                 path.append(xl)
             uploads.append(path[-1] if option == 1 else path[int(rng.integers(1, taus[i] + 1)) - 1])
             weights.append(1.0 if weighting == "uniform" else problem.sizes[i])
-        if aggregation == "tangent":
-            x = tangent_mean(M, x, uploads, weights)
-        else:
-            x, _ = karcher_mean(M, uploads, weights, x0=x)
+        x = server_step(M, x, uploads, weights, aggregation)  # (3.2) / (8), or (3.1) / (7)
         outer.append(x)
         if (t + 1) % record_every == 0 or t + 1 == T:
             hist.record(problem, t + 1, x, keep_iterates)

@@ -24,7 +24,7 @@ from .local import clip_or_identity, tangent_noise
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event
 
-__all__ = ["rgd", "dp_rgd", "rsgd", "pooled_index"]
+__all__ = ["rgd", "dp_rgd", "rsgd", "pooled_index", "dp_rgd_settings"]
 
 
 def pooled_index(problem, g: int) -> tuple[int, int]:
@@ -85,6 +85,22 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     return TrainResult(x=x, history=hist, info=dict(stopped=stopped))
 
 
+def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
+    """The settings of 001's Algorithm 1 that both twins check the same way: T >= 1 steps, the batch
+    b in [1, n] over the n pooled samples, sigma finite and >= 0, output 1-3, the averaging rule and
+    the step sizes. Returns (T, n, b, alphas)."""
+    T = check_int(where, "T", T)
+    n = int(sum(problem.sizes))
+    b = check_int(where, "b", b, 1, n)
+    if not (math.isfinite(sigma) and sigma >= 0):
+        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
+    if output not in (1, 2, 3):
+        raise ValueError(f"{where}: output must be 1, 2 or 3 (got {output!r})")
+    if averaging not in ("convex", "strongly_convex"):
+        raise ValueError(f"{where}: averaging must be 'convex' or 'strongly_convex' (got {averaging!r})")
+    return T, n, b, step_sizes(where, alpha, T)
+
+
 def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lipschitz=None, averaging="convex",
            record_every=1, keep_iterates=False, maps="exp"):
     """Algorithm 1 of 001: differentially private Riemannian (stochastic) gradient descent.
@@ -104,16 +120,7 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     """
     where = "dp_rgd"
     M = geometry(problem.manifold, maps)
-    T = check_int(where, "T", T)
-    n = int(sum(problem.sizes))
-    b = check_int(where, "b", b, 1, n)
-    if not (math.isfinite(sigma) and sigma >= 0):
-        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    if output not in (1, 2, 3):
-        raise ValueError(f"{where}: output must be 1, 2 or 3 (got {output!r})")
-    if averaging not in ("convex", "strongly_convex"):
-        raise ValueError(f"{where}: averaging must be 'convex' or 'strongly_convex' (got {averaging!r})")
-    alphas = step_sizes(where, alpha, T)
+    T, n, b, alphas = dp_rgd_settings(where, problem, T, b, sigma, output, averaging, alpha)
     w = M.check_point(x0, where=where)
     hist = History()
     hist.record(problem, 0, w, keep_iterates)

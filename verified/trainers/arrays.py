@@ -3,7 +3,7 @@
 :func:`problem_arrays` turns a supported problem object (reference or verified class) and the
 ``maps`` string into the codes and flat float64 arrays every loop takes (:class:`FusedArrays`),
 or refuses with a ``ValueError`` naming the caller; :func:`fused_settings_only` refuses the
-settings no loop implements. :func:`recorded_rounds` and :func:`history_of` rebuild the reference
+settings no loop implements. :func:`history_of` rebuilds the reference
 ``History`` from the iterates a loop returns (f, ||grad f|| and the error to the optimum computed
 by the problem's own methods, so that the histories of both twins are comparable).
 
@@ -43,7 +43,7 @@ from .codes import (
     PROB_STIEFEL_KPCA,
 )
 
-__all__ = ["FusedArrays", "problem_arrays", "fused_settings_only", "recorded_rounds", "history_of", "flat_start"]
+__all__ = ["FusedArrays", "problem_arrays", "fused_settings_only", "history_of", "flat_start"]
 
 NO_MATRICES = np.zeros((0, 0, 0))  # the ``A`` of the flat family (it reads per-sample rows only)
 
@@ -132,11 +132,6 @@ def flat_start(M, x0, where) -> np.ndarray:
     """x0 checked on the manifold ``M`` (the reference's check, its error) as a flat C-contiguous float64 vector."""
     x = M.check_point(x0, where=where)
     return np.ascontiguousarray(x, dtype=np.float64).ravel()
-
-
-def recorded_rounds(T: int, record_every: int) -> list:
-    """The rounds a loop records: 0 and every t + 1 with (t + 1) % record_every == 0 or t + 1 == T."""
-    return [0] + [t + 1 for t in range(T) if (t + 1) % record_every == 0 or t + 1 == T]
 
 
 def history_of(problem, rounds, R, keep_iterates) -> History:

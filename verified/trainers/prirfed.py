@@ -37,31 +37,18 @@ import numpy as np
 from numba import njit
 
 from prirfed.reference.checks import check_int
-from prirfed.reference.trainers.base import TrainResult, per_agent
-from prirfed.reference.trainers.prirfed import step_sizes
+from prirfed.reference.trainers.base import TrainResult
+from prirfed.reference.trainers.prirfed import prirfed_settings
 from prirfed.reference.trainers.privacy import prirfed_run_event
 from prirfed.verified.kernels import all_finite_kernel
 
-from .arrays import flat_start, fused_settings_only, history_of, problem_arrays, recorded_rounds
+from .arrays import flat_start, fused_settings_only, history_of, problem_arrays
+from .codes import *  # noqa: F401,F403 - the codes were importable from here before the split (issue 12)
 from .codes import AGG_TANGENT, LOCAL_DP_RSGD, LOCAL_DP_RSVRG
-from .codes import (  # noqa: F401 - importable from here before the split (issue 12)
-    AGG_KARCHER,
-    GEOM_LORENTZ,
-    GEOM_SPD,
-    GEOM_SPHERE,
-    GEOM_SPHERE_RETR,
-    GEOM_STIEFEL,
-    GEOM_STIEFEL_RETR,
-    KARCHER_MAX_ITER,
-    KARCHER_TOL,
-    PROB_HSP,
-    PROB_SPD_FRECHET,
-    PROB_SPHERE_PCA,
-    PROB_STIEFEL_KPCA,
-)
 from .draws import sample_without_replacement_kernel
 from .geometry import aggregate
 from .local import NOT_FINITE, dp_rsgd_local_kernel, dp_rsvrg_local_kernel
+from .records import keep_round, option_output, recorded_rounds, start_rounds
 
 __all__ = ["prirfed", "prirfed_loop"]
 
@@ -82,15 +69,7 @@ def prirfed_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, s, alphas
     """
     D = x0.shape[0]
     N = sizes.shape[0]
-    n_rec = 1
-    for t in range(T):
-        if (t + 1) % record_every == 0 or t + 1 == T:
-            n_rec += 1
-    R = np.empty((n_rec, D))
-    R[0] = x0
-    r = 1
-    outer = np.empty((T if option == 2 else 0, D))
-    x = x0.copy()
+    R, r, outer, x = start_rounds(T, record_every, option == 2, x0)
     for t in range(T):
         S = sample_without_replacement_kernel(rng, N, s)
         uploads = np.empty((s, D))
@@ -108,14 +87,8 @@ def prirfed_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, s, alphas
         x = aggregate(geom, dims, x, uploads, w, aggregation)
         if not all_finite_kernel(x):
             raise ValueError(NOT_FINITE)
-        if option == 2:
-            outer[t] = x
-        if (t + 1) % record_every == 0 or t + 1 == T:
-            R[r] = x
-            r += 1
-    if option == 1:
-        return R, x
-    return R, outer[rng.integers(1, T + 1) - 1].copy()
+        r = keep_round(R, r, outer, t, T, record_every, x)
+    return R, option_output(option, x, outer, rng, T)
 
 
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
@@ -129,17 +102,7 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     arr = problem_arrays(where, problem, maps)
     M = problem.manifold
     N = problem.N
-    T = check_int(where, "T", T)
-    s = check_int(where, "s", s, 1, N)
-    if option not in (1, 2):
-        raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
-    if local not in ("dp_rsgd", "dp_rsvrg"):
-        raise ValueError(f"{where}: local must be 'dp_rsgd' or 'dp_rsvrg' (got {local!r})")
-    alphas = step_sizes(where, alpha, T)
-    sigmas = per_agent(where, "sigma", sigma, N)
-    if np.any(sigmas < 0) or np.any(~np.isfinite(sigmas)):
-        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    b_arr = per_agent(where, "b", problem.sizes if b is None else b, N)
+    T, s, alphas, sigmas, b_arr = prirfed_settings(where, problem, T, s, alpha, option, local, aggregation, sigma, b)
     for i in range(N):
         check_int(where, f"b[{i}]", b_arr[i], 1, problem.sizes[i])
     bs = b_arr.astype(np.int64)

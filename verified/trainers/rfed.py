@@ -29,14 +29,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from prirfed.reference.checks import check_int
-from prirfed.reference.trainers.base import TrainResult, per_agent
+from prirfed.reference.trainers.base import TrainResult
+from prirfed.reference.trainers.rfed import federated_settings
 from prirfed.verified.kernels import all_finite_kernel
 
-from .arrays import flat_start, fused_settings_only, history_of, problem_arrays, recorded_rounds
+from .arrays import flat_start, fused_settings_only, history_of, problem_arrays
 from .codes import AGG_TANGENT, METHOD_AVG, METHOD_PROX, METHOD_SVRG
 from .draws import sample_without_replacement_kernel
 from .geometry import agent_grad, aggregate, exp, full_grad, log, transp
+from .records import keep_round, option_output, recorded_rounds, start_rounds
 
 __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "federated_loop", "METHOD_SVRG", "METHOD_AVG", "METHOD_PROX"]
 
@@ -51,15 +52,7 @@ def federated_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, k, etas
     (option 1: x_T; option 2: x_t with t = rng.integers(1, T + 1))."""
     D = x0.shape[0]
     N = sizes.shape[0]
-    n_rec = 1
-    for t in range(T):
-        if (t + 1) % record_every == 0 or t + 1 == T:
-            n_rec += 1
-    R = np.empty((n_rec, D))
-    R[0] = x0
-    r = 1
-    outer = np.empty((T if option == 2 else 0, D))
-    x = x0.copy()
+    R, r, outer, x = start_rounds(T, record_every, option == 2, x0)
     for t in range(T):
         S = sample_without_replacement_kernel(rng, N, k)
         full = np.zeros(D)
@@ -93,35 +86,16 @@ def federated_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, k, etas
         x = aggregate(geom, dims, x, uploads, w, aggregation)
         if not all_finite_kernel(x):
             raise ValueError("rfed (verified): a server iterate is not finite")
-        if option == 2:
-            outer[t] = x
-        if (t + 1) % record_every == 0 or t + 1 == T:
-            R[r] = x
-            r += 1
-    if option == 1:
-        return R, x
-    return R, outer[rng.integers(1, T + 1) - 1].copy()
+        r = keep_round(R, r, outer, t, T, record_every, x)
+    return R, option_output(option, x, outer, rng, T)
 
 
 def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
          keep_iterates, maps, mu=0.0):
     agg = fused_settings_only(where, "prirfed.reference.trainers.rfed", rng, aggregation=aggregation)
     arr = problem_arrays(where, problem, maps, matrices=True)
-    N = problem.N
-    T = check_int(where, "T", T)
-    k = check_int(where, "k", k, 1, N)
-    if option not in (1, 2):
-        raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
-    if weighting not in ("uniform", "size"):
-        raise ValueError(f"{where}: weighting must be 'uniform' (002 (8)) or 'size' (000 (3.2)) (got {weighting!r})")
-    etas = per_agent(where, "eta", eta, N)
-    if np.any(~np.isfinite(etas)) or np.any(etas <= 0):
-        raise ValueError(f"{where}: step sizes eta must be positive and finite (got {eta!r})")
-    taus = per_agent(where, "tau", tau, N)
-    if np.any(taus < 1) or np.any(taus != np.round(taus)):
-        raise ValueError(f"{where}: local step counts tau_i must be integers >= 1 (got {tau!r})")
-    taus = taus.astype(np.int64)
-    record_every = check_int(where, "record_every", record_every)
+    T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
+                                                       record_every)
     x = flat_start(problem.manifold, x0, where)
     R, x_out = federated_loop(*arr, x, T, k, etas, taus, rng, method, int(option), weighting == "size", float(mu),
                               record_every, agg)

@@ -33,11 +33,13 @@ from prirfed.reference.checks import check_int
 from prirfed.reference.trainers.base import TrainResult
 from prirfed.reference.trainers.prirfed import step_sizes
 from prirfed.reference.trainers.privacy import dp_rgd_run_event
+from prirfed.reference.trainers.rgd import dp_rgd_settings
 from prirfed.verified.kernels import all_finite_kernel
 
-from .arrays import flat_start, fused_settings_only, history_of, problem_arrays, recorded_rounds
+from .arrays import flat_start, fused_settings_only, history_of, problem_arrays
 from .draws import sample_without_replacement_kernel
 from .geometry import clip_or_identity, exp, full_grad, grad_sample, log, noise, norm
+from .records import is_recorded, recorded_rounds, start_rounds
 
 __all__ = ["rgd", "dp_rgd", "rgd_loop", "dp_rgd_loop"]
 
@@ -65,7 +67,7 @@ def rgd_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, alphas, gtol,
         x = exp(geom, dims, x, -alphas[t] * g)
         if not all_finite_kernel(x):
             raise ValueError("rgd (verified): an iterate is not finite (the steps overflow: reduce alpha)")
-        if (t + 1) % record_every == 0 or t + 1 == T:
+        if is_recorded(t, T, record_every):
             R[r] = x
             rounds[r] = t + 1
             r += 1
@@ -86,15 +88,7 @@ def dp_rgd_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, alphas, rn
     c_t = c_avg / (t + 1))."""
     D = x0.shape[0]
     n_samples = Z.shape[0]
-    n_rec = 1
-    for t in range(T):
-        if (t + 1) % record_every == 0 or t + 1 == T:
-            n_rec += 1
-    R = np.empty((n_rec, D))
-    R[0] = x0
-    r = 1
-    its = np.empty((T if output == 2 else 0, D))
-    w = x0.copy()
+    R, r, its, w = start_rounds(T, record_every, output == 2, x0)
     wbar = x0.copy()
     for t in range(T):
         if output == 2:
@@ -115,7 +109,7 @@ def dp_rgd_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, alphas, rn
                 wbar = w
             else:
                 wbar = exp(geom, dims, wbar, (c_avg / (t + 1)) * log(geom, dims, wbar, w))
-        if (t + 1) % record_every == 0 or t + 1 == T:
+        if is_recorded(t, T, record_every):
             R[r] = w
             r += 1
     if output == 1:
@@ -156,19 +150,10 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     where = "dp_rgd (verified)"
     fused_settings_only(where, "prirfed.reference.trainers.rgd", rng)
     arr = problem_arrays(where, problem, maps)
-    T = check_int(where, "T", T)
-    n_pool = int(sum(problem.sizes))
-    b = check_int(where, "b", b, 1, n_pool)
-    if not (math.isfinite(sigma) and sigma >= 0):
-        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    if output not in (1, 2, 3):
-        raise ValueError(f"{where}: output must be 1, 2 or 3 (got {output!r})")
-    if averaging not in ("convex", "strongly_convex"):
-        raise ValueError(f"{where}: averaging must be 'convex' or 'strongly_convex' (got {averaging!r})")
+    T, n_pool, b, alphas = dp_rgd_settings(where, problem, T, b, sigma, output, averaging, alpha)
     if not (float(tau) > 0):
         raise ValueError(f"{where}: clipping threshold tau must be > 0 (got {tau!r})")
     record_every = check_int(where, "record_every", record_every)
-    alphas = step_sizes(where, alpha, T)
     w = flat_start(problem.manifold, x0, where)
     c_avg = 1.0 if averaging == "convex" else 2.0
     R, x_out = dp_rgd_loop(*arr, w, T, alphas, rng, b, float(sigma), float(tau), int(output), c_avg, record_every)
