@@ -38,6 +38,17 @@ __all__ = [
 
 
 
+def _full_participation_settings(where, T, alpha, L_g, d, N_i, sigma, s, K, b):
+    """The constants and preconditions Theorems 5.1 and 5.3 share (s_t = N, K = 1, b_i = N_i), checked:
+    (T, alpha, L_g, d, N_i as floats, sigma_i as floats)."""
+    T = check_int(where, "T", T)
+    alpha, L_g = check_real(where, "alpha", alpha), check_real(where, "L_g", L_g)
+    d = check_int(where, "d", d)
+    n, sg = _agents(where, N_i, sigma)
+    _full_participation(where, n, s, K, b)
+    return T, alpha, L_g, d, n, sg
+
+
 def _agents(where, N_i, sigma):
     """(N_i, sigma_i) as float arrays of one length N: N_i positive integers, sigma_i >= 0."""
     n = np.asarray(N_i, dtype=np.float64).reshape(-1)
@@ -84,11 +95,7 @@ def theorem_5_1_bound(gap0, T, alpha, L_g, d, N_i, sigma, *, s, K=1, b=None):
     """
     where = "theorem_5_1_bound"
     gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
-    T = check_int(where, "T", T)
-    alpha, L_g = check_real(where, "alpha", alpha), check_real(where, "L_g", L_g)
-    d = check_int(where, "d", d)
-    n, sg = _agents(where, N_i, sigma)
-    _full_participation(where, n, s, K, b)
+    T, alpha, L_g, d, n, sg = _full_participation_settings(where, T, alpha, L_g, d, N_i, sigma, s, K, b)
     if alpha > 1.0 / L_g:
         raise ValueError(f"{where}: precondition alpha <= 1/L_g violated (alpha = {alpha}, 1/L_g = {1.0 / L_g})")
     return 2.0 * gap0 / (T * alpha) + d * L_g * alpha * _noise_sum(n, sg)
@@ -157,11 +164,7 @@ def theorem_5_3_bound(dist0, T, alpha, L_g, d, N_i, sigma, kappa_min, M, *, s, K
     """
     where = "theorem_5_3_bound"
     dist0 = check_real(where, "dist0 = dist(x0, x*)", dist0, allow_zero=True)
-    T = check_int(where, "T", T)
-    alpha, L_g = check_real(where, "alpha", alpha), check_real(where, "L_g", L_g)
-    d = check_int(where, "d", d)
-    n, sg = _agents(where, N_i, sigma)
-    _full_participation(where, n, s, K, b)
+    T, alpha, L_g, d, n, sg = _full_participation_settings(where, T, alpha, L_g, d, N_i, sigma, s, K, b)
     if alpha > 1.0 / (2.0 * L_g):
         raise ValueError(f"{where}: precondition alpha <= 1/(2 L_g) violated (alpha = {alpha}, 1/(2 L_g) = {0.5 / L_g})")
     z = _zeta(kappa_min, M)

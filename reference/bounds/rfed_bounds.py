@@ -33,6 +33,18 @@ def _rfedsvrg_settings(where, option, tau, required_option=1):
         raise ValueError(f"{where}: the theorem needs tau_i = 1 local step for every agent (got tau={tau!r})")
 
 
+def _theorem_7_settings(where, Delta0, L, eta, T, option, tau):
+    """Theorem 7's preconditions (Algorithm 1, Option 1, tau_i = 1, eta <= 1/L) and constants, checked."""
+    _rfedsvrg_settings(where, option, tau)
+    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
+    L = check_real(where, "L", L)
+    eta = check_real(where, "eta", eta)
+    T = check_int(where, "T", T)
+    if eta > 1.0 / L * (1 + 1e-12):
+        raise ValueError(f"{where}: Theorem 7 needs eta <= 1/L (got eta = {eta:.6g}, 1/L = {1 / L:.6g})")
+    return Delta0, L, eta, T
+
+
 def lemma_6_bound(distances) -> float:
     r"""Lemma 6 of 002: for the tangent space consensus (8),
     :math:`d(x_{t+1},x_t)\le\frac1k\sum_{i\in S_t}d(x^{(i)},x_t)`.
@@ -63,13 +75,7 @@ def theorem_7_bound(Delta0: float, L: float, eta: float, T: int, *, option: int 
     The printed :math:`\min_{t=0..T}` needs :math:`x_{T+1}`, one round more than ``T`` rounds give.
     """
     where = "theorem_7_bound"
-    _rfedsvrg_settings(where, option, tau)
-    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
-    L = check_real(where, "L", L)
-    eta = check_real(where, "eta", eta)
-    T = check_int(where, "T", T)
-    if eta > 1.0 / L * (1 + 1e-12):
-        raise ValueError(f"{where}: Theorem 7 needs eta <= 1/L (got eta = {eta:.6g}, 1/L = {1 / L:.6g})")
+    Delta0, L, eta, T = _theorem_7_settings(where, Delta0, L, eta, T, option, tau)
     return Delta0 / (T * eta * (1.0 - eta * L / 2.0))
 
 
@@ -78,13 +84,7 @@ def theorem_7_bound_printed(Delta0: float, L: float, eta: float, T: int, *, opti
     :math:`f(x_{t+1})-f(x_t)\le-\frac1{2L}\|\mathrm{grad}f(x_t)\|^2` "by taking :math:`\eta\le1/L`"),
     with the printed precondition :math:`\eta\le1/L`. Kept to show the erratum E41."""
     where = "theorem_7_bound_printed"
-    _rfedsvrg_settings(where, option, tau)
-    Delta0 = check_real(where, "Delta0", Delta0, allow_zero=True)
-    L = check_real(where, "L", L)
-    eta = check_real(where, "eta", eta)
-    T = check_int(where, "T", T)
-    if eta > 1.0 / L * (1 + 1e-12):
-        raise ValueError(f"{where}: Theorem 7 needs eta <= 1/L (got eta = {eta:.6g}, 1/L = {1 / L:.6g})")
+    Delta0, L, eta, T = _theorem_7_settings(where, Delta0, L, eta, T, option, tau)
     return 2.0 * L * Delta0 / T
 
 

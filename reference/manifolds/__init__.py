@@ -5,7 +5,7 @@ Classes are imported on first use (PEP 562) so that importing one manifold does 
 the others.
 """
 
-from importlib import import_module
+from prirfed.reference.lazy import lazy_exports
 
 from .base import Manifold, as_float_array, zeta
 
@@ -20,11 +20,4 @@ _CLASSES = {
 __all__ = ["Manifold", "zeta", "as_float_array", *_CLASSES]
 
 
-def __getattr__(name):
-    if name in _CLASSES:
-        return getattr(import_module(_CLASSES[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _CLASSES, ["Manifold", "zeta", "as_float_array"])

@@ -131,25 +131,23 @@ class Manifold(abc.ABC):
         return v
 
     # helpers for subclasses: validate only when asked to
-    def _pt(self, method: str, x, name: str = "x") -> np.ndarray:
+    def _checked(self, method: str, name: str, value, defect) -> np.ndarray:
+        """``value`` as a float64 array of the ambient shape whose ``defect(value)`` is None, else
+        ``ValueError`` naming the method and the argument (no check when ``validate`` is off)."""
         if not self.validate:
-            return np.asarray(x, dtype=np.float64)
+            return np.asarray(value, dtype=np.float64)
         where = self._where(method)
-        x = as_float_array(where, name, x, self.ambient_shape)
-        msg = self._point_defect(x)
+        value = as_float_array(where, name, value, self.ambient_shape)
+        msg = defect(value)
         if msg is not None:
             raise ValueError(f"{where}: {name}: {msg}")
-        return x
+        return value
+
+    def _pt(self, method: str, x, name: str = "x") -> np.ndarray:
+        return self._checked(method, name, x, self._point_defect)
 
     def _tv(self, method: str, x: np.ndarray, v, name: str = "v") -> np.ndarray:
-        if not self.validate:
-            return np.asarray(v, dtype=np.float64)
-        where = self._where(method)
-        v = as_float_array(where, name, v, self.ambient_shape)
-        msg = self._tangent_defect(x, v)
-        if msg is not None:
-            raise ValueError(f"{where}: {name}: {msg}")
-        return v
+        return self._checked(method, name, v, lambda w: self._tangent_defect(x, w))
 
     def _amb(self, method: str, w, name: str = "w") -> np.ndarray:
         if not self.validate:

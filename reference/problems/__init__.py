@@ -7,7 +7,7 @@ the derived ones, and the true optimum. Classes are imported on first use (PEP 5
 importing one problem does not import every manifold.
 """
 
-from importlib import import_module
+from prirfed.reference.lazy import lazy_exports
 
 from .base import FederatedProblem, agent_weights
 
@@ -23,11 +23,4 @@ _CLASSES = {
 __all__ = ["FederatedProblem", "agent_weights", *_CLASSES]
 
 
-def __getattr__(name):
-    if name in _CLASSES:
-        return getattr(import_module(_CLASSES[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _CLASSES, ["FederatedProblem", "agent_weights"])

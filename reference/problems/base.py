@@ -69,6 +69,12 @@ class FederatedProblem:
             raise ValueError(f"{self.name}.{method}: sample index j={j} out of range [0, {self.N_i[i] - 1}] for agent {i}")
         return int(j)
 
+    def _batch(self, method: str, x, i, J):
+        """(x, i, J) of a batch method, each checked (the point, the agent, the sample indices)."""
+        x = self._x(method, x)
+        i = self._i(method, i)
+        return x, i, self._J(method, i, J)
+
     def _J(self, method: str, i: int, J) -> np.ndarray:
         J = np.asarray(J)
         if J.ndim != 1 or J.size == 0:
@@ -111,16 +117,12 @@ class FederatedProblem:
 
     def rgrad_batch(self, x, i, J) -> np.ndarray:
         """Per-sample Riemannian gradients grad f_{i,j}(x) for j in J, stacked: shape (|J|, *ambient)."""
-        x = self._x("rgrad_batch", x)
-        i = self._i("rgrad_batch", i)
-        J = self._J("rgrad_batch", i, J)
+        x, i, J = self._batch("rgrad_batch", x, i, J)
         return np.stack([self._rgrad_ij(x, i, int(j)) for j in J])
 
     def egrad_batch(self, x, i, J) -> np.ndarray:
         """Per-sample Euclidean gradients for j in J, stacked: shape (|J|, *ambient)."""
-        x = self._x("egrad_batch", x)
-        i = self._i("egrad_batch", i)
-        J = self._J("egrad_batch", i, J)
+        x, i, J = self._batch("egrad_batch", x, i, J)
         return np.stack([self._egrad_ij(x, i, int(j)) for j in J])
 
     # ------------------------------------------------------------------ per agent

@@ -9,7 +9,6 @@ Used by the trainers' identity tests, where a closed-form optimum is needed on f
 
 from __future__ import annotations
 
-import numpy as np
 
 from prirfed.reference.manifolds.means import karcher_mean
 

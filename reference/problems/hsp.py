@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from prirfed.reference.checks import check_real
+
 from ..manifolds import Lorentz
 from ..manifolds.base import as_float_array, zeta
 from .base import FederatedProblem, agent_arrays, agent_weights
@@ -210,10 +212,7 @@ class HyperbolicStructuredPrediction(FederatedProblem):
 
     @staticmethod
     def _M(where, M) -> float:
-        M = float(M)
-        if not (np.isfinite(M) and M >= 0):
-            raise ValueError(f"HyperbolicStructuredPrediction.{where}: the distance bound M must be finite and >= 0 (got {M})")
-        return M
+        return check_real(f"HyperbolicStructuredPrediction.{where}", "the distance bound M", M, allow_zero=True)
 
     def L_f(self, M) -> float:
         """L_f = 2 max|alpha| M for x with dist(x, y_ij) <= M (derived in 000 section 6.3; correct)."""

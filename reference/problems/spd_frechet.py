@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from prirfed.reference.checks import check_real
+
 from ..manifolds import SPD
 from ..manifolds.base import zeta
 from .base import FederatedProblem, agent_arrays, agent_weights
@@ -150,10 +152,7 @@ class SPDFrechetMean(FederatedProblem):
 
     @staticmethod
     def _D(where, D) -> float:
-        D = float(D)
-        if not (np.isfinite(D) and D >= 0):
-            raise ValueError(f"SPDFrechetMean.{where}: the diameter bound D must be finite and >= 0 (got {D})")
-        return D
+        return check_real(f"SPDFrechetMean.{where}", "the diameter bound D", D, allow_zero=True)
 
     def L_f(self, D) -> float:
         """Lipschitz constant of every f_ij on a domain W with dist(X, Z_ij) <= D for X in W:

@@ -61,7 +61,5 @@ class HyperbolicStructuredPrediction(_ReferenceHSP):
         return hsp_rgrad_kernel(_c(x), self.Y[i][j], float(self.alpha[i][j]))
 
     def rgrad_batch(self, x, i, J):
-        x = self._x("rgrad_batch", x)
-        i = self._i("rgrad_batch", i)
-        J = self._J("rgrad_batch", i, J)
+        x, i, J = self._batch("rgrad_batch", x, i, J)
         return hsp_rgrad_batch_kernel(_c(x), self.Y[i], J, self.alpha[i])

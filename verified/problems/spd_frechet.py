@@ -75,9 +75,7 @@ class SPDFrechetMean(_ReferenceSPDFrechetMean):
         return spd_frechet_rgrad_kernel(_c(x), self.Z[i][j], self.c)
 
     def rgrad_batch(self, x, i, J):
-        x = self._x("rgrad_batch", x)
-        i = self._i("rgrad_batch", i)
-        J = self._J("rgrad_batch", i, J)
+        x, i, J = self._batch("rgrad_batch", x, i, J)
         return spd_frechet_rgrad_batch_kernel(_c(x), self.Z[i], J, self.c)
 
     def _rgrad_i(self, x, i):

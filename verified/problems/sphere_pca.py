@@ -85,9 +85,7 @@ class SpherePCA(_ReferenceSpherePCA):
         return sphere_pca_rgrad_kernel(_c(x), self.Z[i][j], float(self.c[i]))
 
     def rgrad_batch(self, x, i, J):
-        x = self._x("rgrad_batch", x)
-        i = self._i("rgrad_batch", i)
-        J = self._J("rgrad_batch", i, J)
+        x, i, J = self._batch("rgrad_batch", x, i, J)
         return sphere_pca_rgrad_batch_kernel(_c(x), self.Z[i], J, float(self.c[i]))
 
     def _rgrad_i(self, x, i):

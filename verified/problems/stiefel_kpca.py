@@ -101,9 +101,7 @@ class StiefelKPCA(_ReferenceStiefelKPCA):
         return stiefel_kpca_rgrad_kernel(_c(X), self.Z[i][j], float(self.c[i]))
 
     def rgrad_batch(self, X, i, J):
-        X = self._x("rgrad_batch", X)
-        i = self._i("rgrad_batch", i)
-        J = self._J("rgrad_batch", i, J)
+        X, i, J = self._batch("rgrad_batch", X, i, J)
         return stiefel_kpca_rgrad_batch_kernel(_c(X), self.Z[i], J, float(self.c[i]))
 
     def _rgrad_i(self, X, i):
