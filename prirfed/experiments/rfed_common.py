@@ -66,6 +66,8 @@ __all__ = [
     "claim_svrg_best",
     "claim_svrg_decreases",
     "real_kpca_experiment",
+    "specs_for",
+    "synthetic_config",
 ]
 
 #: The three trainers of 002 section 5, in the order of the authors' legends.
@@ -126,6 +128,20 @@ def validate(where: str, config: dict) -> None:
 def trial_specs(where: str, config: dict) -> list:
     validate(where, config)
     return [dict(setting=j, label=s["label"], rep=r) for j, s in enumerate(config["sweep"]) for r in range(config["repeats"])]
+
+
+def specs_for(name: str):
+    """The ``trial_specs(config)`` of the figure ``name`` (validation errors name that figure)."""
+    return lambda config: trial_specs(name, config)
+
+
+def synthetic_config(mode: str, seed: int, backend: str, problem: str, d: int, r: int, total: int, maps: str,
+                     repeats: int, sweep: list, choices: str) -> dict:
+    """The configuration of a synthetic figure of 002 section 5.2 (Figures 2-4): ``total`` Gaussian
+    points in R^d, step sizes as given (``eta_unit = "absolute"``), no preprocessing."""
+    return base_config(mode, seed, backend, problem=problem, data="gaussian", d=d, r=r, total=total, maps=maps,
+                       eta_unit="absolute", preprocess="none", repeats=repeats, sweep=sweep,
+                       data_source=f"synthetic Gaussian, {total} points in R^{d} (002 section 5.2)", choices=choices)
 
 
 # ----------------------------------------------------------------------------- data
@@ -426,9 +442,6 @@ def real_kpca_experiment(figure: int, data: str, label: str, d: int, r: int, tot
                            data_source=data_source,
                            choices=f"tau = 5, T, eta = 0.5 / L_max for all, mu = n/10, {scaling}: ours (002 silent)")
 
-    def trial_specs_of(config: dict) -> list:
-        return trial_specs(name, config)
-
     def report(config: dict, results: list, out) -> list:
         fin = write_outputs(config, results, out, f"fig{figure}",
                             f"002 Figure {figure}: kPCA (3), {label} (d = {d}, r = {r})")
@@ -436,4 +449,4 @@ def real_kpca_experiment(figure: int, data: str, label: str, d: int, r: int, tot
 
     return Experiment(name=name, source=f"002 Section 5.3, Figure {figure}",
                       description=f"002 Figure {figure}: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of {label} on St({d}, {r})",
-                      make_config=make_config, trial_specs=trial_specs_of, run_trial=run_trial, report=report)
+                      make_config=make_config, trial_specs=specs_for(name), run_trial=run_trial, report=report)

@@ -47,15 +47,10 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
         d, total, reps, sweep = 100, 10000, 2, [setting(500, 300)]
     else:
         d, total, reps, sweep = 8, 200, 2, [setting(10, 40, 3e-2, 5e-2), setting(20, 40, 3e-2, 5e-2)]
-    return rc.base_config(mode, seed, backend, problem="sphere_pca", data="gaussian", d=d, r=1, total=total,
-                          maps="exp", eta_unit="absolute", preprocess="none", repeats=reps, sweep=sweep,
-                          data_source=f"synthetic Gaussian, {total} points in R^{d} (002 section 5.2)",
-                          choices="n grid and step sizes from the authors' code (plots_sphere_synthetic_change_nk.py); "
-                                  "Exp/Log of the sphere as 002's algorithms state; the same x_0 for the three algorithms")
+    return rc.synthetic_config(mode, seed, backend, "sphere_pca", d, 1, total, "exp", reps, sweep,
+                               "n grid and step sizes from the authors' code (plots_sphere_synthetic_change_nk.py); "
+                               "Exp/Log of the sphere as 002's algorithms state; the same x_0 for the three algorithms")
 
-
-def trial_specs(config: dict) -> list:
-    return rc.trial_specs(NAME, config)
 
 
 def report(config: dict, results: list, out) -> list:
@@ -69,6 +64,7 @@ def report(config: dict, results: list, out) -> list:
 
 
 run_trial = rc.run_trial
+trial_specs = rc.specs_for(NAME)
 
 
 EXPERIMENT = experiment(__name__, NAME, "002 Figure 2: RFedSVRG vs RFedAvg vs RFedProx on PCA (4) on S^99, synthetic Gaussian data",

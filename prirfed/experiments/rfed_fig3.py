@@ -49,15 +49,10 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
         d, r, total, reps, sweep = 200, 5, 10000, 1, [setting(n, 100, ETA_AVG[n]) for n in (50, 100)]
     else:
         d, r, total, reps, sweep = 10, 2, 200, 2, [setting(10, 30, 2e-3, 3e-2), setting(20, 30, 2e-3, 3e-2)]
-    return rc.base_config(mode, seed, backend, problem="stiefel_kpca", data="gaussian", d=d, r=r, total=total,
-                          maps="retraction", eta_unit="absolute", preprocess="none", repeats=reps, sweep=sweep,
-                          data_source=f"synthetic Gaussian, {total} points in R^{d} (002 section 5.2)",
-                          choices="n grid and step sizes from the authors' code (plots_stiefel_synthetic_changing_nk.py); "
-                                  "polar retraction and its inverse (002 section 5); the same x_0 for the three algorithms")
+    return rc.synthetic_config(mode, seed, backend, "stiefel_kpca", d, r, total, "retraction", reps, sweep,
+                               "n grid and step sizes from the authors' code (plots_stiefel_synthetic_changing_nk.py); "
+                               "polar retraction and its inverse (002 section 5); the same x_0 for the three algorithms")
 
-
-def trial_specs(config: dict) -> list:
-    return rc.trial_specs(NAME, config)
 
 
 def report(config: dict, results: list, out) -> list:
@@ -67,6 +62,7 @@ def report(config: dict, results: list, out) -> list:
 
 
 run_trial = rc.run_trial
+trial_specs = rc.specs_for(NAME)
 
 
 EXPERIMENT = experiment(__name__, NAME, "002 Figure 3: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) on St(200, 5), synthetic Gaussian data",

@@ -46,15 +46,10 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     else:
         d, r, total, reps = 10, 2, 200, 2
         sweep = [setting(1, 20, 2, 20, 2e-3, 3e-2, 2.0), setting(5, 20, 2, 20, 1e-3, 5e-3, 2.0)]
-    return rc.base_config(mode, seed, backend, problem="stiefel_kpca", data="gaussian", d=d, r=r, total=total,
-                          maps="retraction", eta_unit="absolute", preprocess="none", repeats=reps, sweep=sweep,
-                          data_source=f"synthetic Gaussian, {total} points in R^{d} (002 section 5.2)",
-                          choices="rounds, step sizes and mu = 50 from the authors' code (plots_stiefel_synthetic_changing_tau.py); "
-                                  "polar retraction and its inverse (002 section 5); the same x_0 for the three algorithms")
+    return rc.synthetic_config(mode, seed, backend, "stiefel_kpca", d, r, total, "retraction", reps, sweep,
+                               "rounds, step sizes and mu = 50 from the authors' code (plots_stiefel_synthetic_changing_tau.py); "
+                               "polar retraction and its inverse (002 section 5); the same x_0 for the three algorithms")
 
-
-def trial_specs(config: dict) -> list:
-    return rc.trial_specs(NAME, config)
 
 
 def report(config: dict, results: list, out) -> list:
@@ -63,6 +58,7 @@ def report(config: dict, results: list, out) -> list:
 
 
 run_trial = rc.run_trial
+trial_specs = rc.specs_for(NAME)
 
 
 EXPERIMENT = experiment(__name__, NAME, "002 Figure 4: kPCA (3) on St(200, 5) with tau = 1, 10, 50, 100 local steps",

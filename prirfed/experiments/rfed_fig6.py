@@ -1,26 +1,15 @@
 """``rfed-fig6``: Figure 6 of 002 (Section 5.3), kPCA (3) on the Wine data set (d = 13, r = 5).
 
-002 Section 5.3: "We focus on the kPCA problem (3) here. [...] For all three datasets, we calculate
-the first r principal directions and the true optimal loss value directly. We can thus compute the
-principal angles between the iterate and the ground truth. The experiments are repeated and
-averaged for 10 random initializations. For the first two datasets, we randomly partition the
-datasets into 10 agents and at each iteration we take k = 5 agents. The Figures 5 and 6 show that
-RFedSVRG is able to effectively decrease the norm of Riemannian gradient and the principal angles
-while the other two are not as efficient." Caption: "The data is in R^{13} (d = 13) and we take r = 5.
-The first figure is the norm of Riemannian gradient ||grad f(x_t)|| and the second is the
-principal angle between x_t and the true solution x*."
+002 Section 5.3 is quoted in :mod:`prirfed.experiments.rfed_fig5` (Figures 5 and 6 share the text:
+10 random initializations, 10 agents, k = 5, RFedSVRG decreases the gradient norm and the principal
+angles while the other two are not as efficient). Caption of Figure 6: "The data is in R^{13}
+(d = 13) and we take r = 5."
 
-Not stated by 002, and absent from the authors' public code (no real-data script): our choices,
-recorded in config.json: tau = 5 for the three algorithms (002's Figure 7 caption, the only
-real-data tau printed); T = 600 rounds (002's PCA limit); the same step eta = 0.5 / L_max for the
-three algorithms, L_max = max_i lambda_max(A_i) the largest agent smoothness constant; mu = n/10
-(002's PCA choice); records standardised (centred, unit variance per feature: the 13 features differ in scale by 10^4, so without scaling the top directions are those of the largest-unit features alone); each repetition draws
-a new random partition and a new x_0 ("10 random initializations"). Retraction and its inverse in
-place of Exp and Log (002 section 5). Data: scikit-learn's bundled Wine (002's [10]); 178 records split into agents of 18 or 17.
-
-Modes: ``full`` 10 repetitions; ``quick`` 3 repetitions of 300 rounds; ``tiny`` 2 of 40. The
-definition is shared with rfed-fig5: :func:`prirfed.experiments.rfed_common.real_kpca_experiment`.
-Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
+Our choices are those of Figure 5 (:func:`prirfed.experiments.rfed_common.real_kpca_experiment`),
+except the preprocessing: records standardised (centred, unit variance per feature: the 13
+features differ in scale by 10^4, so without scaling the top directions are those of the
+largest-unit features alone). Data: scikit-learn's bundled Wine (002's [10]); 178 records split
+into agents of 18 or 17. Modes as Figure 5. Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 """
 
 from __future__ import annotations

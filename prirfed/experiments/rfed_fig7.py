@@ -55,9 +55,6 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     return cfg
 
 
-def trial_specs(config: dict) -> list:
-    return rc.trial_specs(NAME, config)
-
 
 def report(config: dict, results: list, out) -> list:
     fin = rc.write_outputs(config, results, out, "fig7", f"002 Figure 7: kPCA (3), {config['data']} (d = {config['d']}, "
@@ -73,6 +70,7 @@ def report(config: dict, results: list, out) -> list:
 
 
 run_trial = rc.run_trial
+trial_specs = rc.specs_for(NAME)
 
 
 EXPERIMENT = experiment(__name__, NAME, "002 Figure 7: RFedSVRG vs RFedAvg vs RFedProx on kPCA (3) of MNIST on St(784, 5), n = 100, 200",
