@@ -40,4 +40,6 @@ def test_note_names_existing_code_and_tests_and_is_fresh(note):
         assert f.exists(), f"{note.name}: test file {path} does not exist"
         if func:
             leaf = func.split("::")[-1]
-            assert re.search(rf"\b(def|class) {re.escape(leaf)}\b", f.read_text()), f"{note.name}: {t} not found"
+            # a test function or class, or a test class built by a factory (``TestX = contract_case(...)``)
+            pattern = rf"\b(def|class) {re.escape(leaf)}\b|^{re.escape(leaf)} = "
+            assert re.search(pattern, f.read_text(), re.M), f"{note.name}: {t} not found"

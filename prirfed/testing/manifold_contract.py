@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+import sys
+
 import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -400,3 +402,11 @@ class VerifiedEquivalence:
             self.same(V.transp_batch(Xa, Ya, Va)[i], V.transp(x, Ys[i], Vs[i]), x, "transp_batch")
         assert V.exp_batch(Xa, Va).shape == shape
         assert V.dist_batch(Xa, Ya).shape == (n,)
+
+
+def contract_case(name: str, manifold, *mixins) -> type:
+    """The pytest class ``name`` that runs :class:`ManifoldContract` on ``manifold``, with ``mixins``
+    (classes overriding the draws, e.g. ``small_radius``) first: a contract declaration in one line,
+    ``TestSphereContract = contract_case("TestSphereContract", Sphere(4), SphereDraws)``."""
+    module = sys._getframe(1).f_globals.get("__name__", __name__)
+    return type(name, (*mixins, ManifoldContract), {"manifold": manifold, "__module__": module})

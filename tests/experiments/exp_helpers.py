@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import math
 
+import pytest
+
 from scipy import optimize, stats
 
 from prirfed.experiments import reproduce
@@ -23,6 +25,18 @@ def run_tiny(name, out, **kw):
     kw.setdefault("backend", "reference")
     kw.setdefault("progress", False)
     return reproduce(name, out, **kw)
+
+
+def tiny_run_fixture(name, folder, **kw):
+    """A module-scoped fixture: experiment ``name`` run once in tiny mode (``run_tiny``'s keywords
+    ``kw``) into a fresh folder; gives (folder, reproduce's result)."""
+
+    @pytest.fixture(scope="module")
+    def tiny(tmp_path_factory):
+        out = tmp_path_factory.mktemp(folder) / "tiny"
+        return out, run_tiny(name, out, **kw)
+
+    return tiny
 
 
 def gdp_eps(mu, delta, hi=500.0):

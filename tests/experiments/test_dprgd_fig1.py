@@ -7,6 +7,7 @@ Proofs note: proofs_notes/experiment_dprgd_fig1.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -18,25 +19,20 @@ from prirfed.experiments.dprgd_fig1 import fm_sigma_max
 from prirfed.experiments.framework import trial_seeds
 from prirfed.reference.data.synthetic import eigengap_data
 from prirfed.reference.trainers.baselines import laplace_sigma_max
-from exp_helpers import read_csv, run_tiny, gdp_eps
+from exp_helpers import gdp_eps, run_tiny, tiny_run_fixture
+from exp_helpers import read_csv as _csv
 
 
-_csv = read_csv
 
 
-def _run(out, **kw):
-    return run_tiny("dprgd-fig1", out, **kw)
+_run = functools.partial(run_tiny, "dprgd-fig1")
 
 
 def _gdp_eps(mu, delta):
     return gdp_eps(mu, delta, hi=500.0)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    out = tmp_path_factory.mktemp("dprgd")
-    r = _run(out, seed=11)
-    return out, r
+tiny = tiny_run_fixture("dprgd-fig1", "dprgd", seed=11)
 
 
 def test_tiny_outputs_exist_and_parse(tiny):

@@ -6,6 +6,7 @@ Proofs note: proofs_notes/experiment_prirfed_fig3.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -14,25 +15,20 @@ import numpy as np
 import pytest
 
 from prirfed.experiments.prirfed_fig3 import make_config, run_spd_trial
-from exp_helpers import read_csv, run_tiny, gdp_eps
+from exp_helpers import gdp_eps, run_tiny, tiny_run_fixture
+from exp_helpers import read_csv as _csv
 
 
-_csv = read_csv
 
 
-def _run(out, **kw):
-    return run_tiny("prirfed-fig3", out, **kw)
+_run = functools.partial(run_tiny, "prirfed-fig3")
 
 
 def _gdp_eps(mu, delta):
     return gdp_eps(mu, delta, hi=200.0)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fig3")
-    r = _run(out)
-    return out, r
+tiny = tiny_run_fixture("prirfed-fig3", "fig3")
 
 
 def test_tiny_outputs_exist_and_parse(tiny):

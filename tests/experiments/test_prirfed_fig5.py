@@ -6,6 +6,7 @@ Proofs note: proofs_notes/experiment_prirfed_fig5.md.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -17,23 +18,18 @@ from prirfed.experiments import EXPERIMENTS
 from prirfed.experiments import hsp_common
 from prirfed.experiments import prirfed_fig5 as f5
 from prirfed.reference.manifolds import Lorentz
-from exp_helpers import read_csv, run_tiny
+from exp_helpers import run_tiny, tiny_run_fixture
+from exp_helpers import read_csv as _csv
 
 NAME = "prirfed-fig5"
 
 
-_csv = read_csv
 
 
-def _run(out, **kw):
-    return run_tiny(NAME, out, **kw)
+_run = functools.partial(run_tiny, NAME)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fig5") / "tiny"
-    r = _run(out)
-    return out, r
+tiny = tiny_run_fixture(NAME, "fig5")
 
 
 def _gaussian_exact_eps(mu, delta):

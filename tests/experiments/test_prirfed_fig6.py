@@ -6,6 +6,7 @@ bad configurations refused. Proofs note: proofs_notes/experiment_prirfed_fig6.md
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -16,22 +17,18 @@ from prirfed.experiments import EXPERIMENTS
 from prirfed.experiments import prirfed_fig5 as f5
 from prirfed.experiments import prirfed_fig6 as f6
 from prirfed.reference.manifolds import Lorentz
-from exp_helpers import read_csv, run_tiny
+from exp_helpers import run_tiny, tiny_run_fixture
+from exp_helpers import read_csv as _csv
 
 NAME = "prirfed-fig6"
 
 
-_csv = read_csv
 
 
-def _run(out, **kw):
-    return run_tiny(NAME, out, **kw)
+_run = functools.partial(run_tiny, NAME)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fig6") / "tiny"
-    return out, _run(out)
+tiny = tiny_run_fixture(NAME, "fig6")
 
 
 def _poincare_dist(p, q):

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 from prirfed.reference.manifolds import SPD as RefSPD
-from prirfed.testing.manifold_contract import ManifoldContract, VerifiedEquivalence, seeds
+from prirfed.testing.manifold_contract import ManifoldContract, VerifiedEquivalence, contract_case, seeds
 from prirfed.verified.manifolds import SPD as VerSPD
 from prirfed.verified.manifolds import spd as vspd
 
@@ -150,12 +150,10 @@ class _SPDStrategies:
         return bad
 
 
-class TestSPDContract(_SPDStrategies, ManifoldContract):
-    manifold = RefSPD(3)
+TestSPDContract = contract_case("TestSPDContract", RefSPD(3), _SPDStrategies)
 
 
-class TestVerifiedSPDContract(_SPDStrategies, ManifoldContract):
-    manifold = VerSPD(3)
+TestVerifiedSPDContract = contract_case("TestVerifiedSPDContract", VerSPD(3), _SPDStrategies)
 
 
 class TestSPD1Contract(_SPDStrategies, ManifoldContract):
@@ -164,30 +162,27 @@ class TestSPD1Contract(_SPDStrategies, ManifoldContract):
     manifold = RefSPD(1)
 
 
-class TestVerifiedSPDEqualsReference(VerifiedEquivalence):
-    reference = RefSPD(3)
-    verified = VerSPD(3)
+class _SPDEquivalence(VerifiedEquivalence):
+    """Points of condition number 10^0..10^6; errors scale with cond(X)."""
 
     def draw_point(self, data):
         r = data.draw(st.floats(0.0, 6.0), label="log10 cond")
-        return spd_with_condition(3, self.rng(data), r)
+        return spd_with_condition(self.reference.n, self.rng(data), r)
 
     def scale(self, x):
         return cond(x)
 
 
-class TestVerifiedSPD6EqualsReference(VerifiedEquivalence):
+class TestVerifiedSPDEqualsReference(_SPDEquivalence):
+    reference = RefSPD(3)
+    verified = VerSPD(3)
+
+
+class TestVerifiedSPD6EqualsReference(_SPDEquivalence):
     """n = 6: the verified twin switches from its Jacobi eigensolver to LAPACK above n = 4."""
 
     reference = RefSPD(6)
     verified = VerSPD(6)
-
-    def draw_point(self, data):
-        r = data.draw(st.floats(0.0, 6.0), label="log10 cond")
-        return spd_with_condition(6, self.rng(data), r)
-
-    def scale(self, x):
-        return cond(x)
 
 
 # ---------------------------------------------------------------------------- construction

@@ -14,7 +14,7 @@ from scipy import stats
 
 from prirfed.reference.manifolds import Sphere as RefSphere
 from prirfed.reference.manifolds.sphere import ANTIPODAL_TOL, SINC_SERIES_THRESHOLD, sinc
-from prirfed.testing.manifold_contract import ManifoldContract, VerifiedEquivalence
+from prirfed.testing.manifold_contract import ManifoldContract, VerifiedEquivalence, contract_case
 from prirfed.verified.manifolds import Sphere as VerSphere
 from prirfed.verified.manifolds import sphere as vsphere
 
@@ -32,12 +32,10 @@ class _SphereDraws:
         return 1.5 * np.asarray(x)
 
 
-class TestSphereContract(_SphereDraws, ManifoldContract):
-    manifold = RefSphere(4)
+TestSphereContract = contract_case("TestSphereContract", RefSphere(4), _SphereDraws)
 
 
-class TestVerifiedSphereContract(_SphereDraws, ManifoldContract):
-    manifold = VerSphere(4)
+TestVerifiedSphereContract = contract_case("TestVerifiedSphereContract", VerSphere(4), _SphereDraws)
 
 
 class TestCircleContract(_SphereDraws, ManifoldContract):

@@ -281,13 +281,19 @@ def test_log_raises_instead_of_guessing_far_away(cls, n, p):
             getattr(M, meth)(x, -x)
 
 
+def _scaled_cases(M, base):
+    """(s, x, v) for step scales s = 0.1, 1, 5: a point and a tangent vector of norm about s (seeds base + 1..3)."""
+    for seed, s in [(1, 0.1), (2, 1.0), (3, 5.0)]:
+        x, v = _rand(M, base + seed, s)
+        yield s, x, v
+
+
 # ---------------------------------------------------------------------------- retractions
 @pytest.mark.parametrize("cls", TWINS)
 @pytest.mark.parametrize("n,p", SIZES)
 def test_polar_retraction_is_the_polar_factor_and_inverts(cls, n, p):
     M = cls(n, p)
-    for seed, s in [(1, 0.1), (2, 1.0), (3, 5.0)]:
-        x, v = _rand(M, 400 + seed, s)
+    for s, x, v in _scaled_cases(M, 400):
         y = M.retr_polar(x, v)
         U, _, Wt = np.linalg.svd(x + v, full_matrices=False)
         np.testing.assert_allclose(y, U @ Wt, atol=1e-13 * (1 + s) ** 2)
@@ -300,8 +306,7 @@ def test_polar_retraction_is_the_polar_factor_and_inverts(cls, n, p):
 @pytest.mark.parametrize("n,p", SIZES)
 def test_qr_retraction_is_qf_with_positive_diagonal_and_inverts(cls, n, p):
     M = cls(n, p)
-    for seed, s in [(1, 0.1), (2, 1.0), (3, 5.0)]:
-        x, v = _rand(M, 500 + seed, s)
+    for s, x, v in _scaled_cases(M, 500):
         y = M.retr_qr(x, v)
         assert np.abs(y.T @ y - np.eye(p)).max() < 1e-14 * (1 + s)
         Rm = y.T @ (x + v)

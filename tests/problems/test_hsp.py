@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from prirfed.reference.manifolds import Lorentz
 from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction, dist2_hessian, lorentz_weighted_mean, rbf_kernel
+from problem_probes import central_points, point_and_ambient_direction, point_and_direction
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -73,11 +74,8 @@ def test_per_sample_gradient_matches_finite_difference_along_exp(seed):
     """d/dt f_ij(Exp_x(t v)) = <grad f_ij(x), v>_L with grad f_ij = -2 alpha_ij Log_x(y_ij) (any sign of alpha);
     Lorentz.egrad2rgrad of the Euclidean gradient agrees."""
     P, rng = random_problem(seed)
-    M = P.manifold
-    x = M.random_point(rng)
-    v = M.random_tangent(x, rng)
     h = 1e-5
-    xp, xm = M.exp(x, h * v), M.exp(x, -h * v)
+    M, x, v, xp, xm = central_points(P, rng, h)
     for i, j in P.samples():
         g = P.rgrad_ij(x, i, j)
         fd = (P.f_ij(xp, i, j) - P.f_ij(xm, i, j)) / (2 * h)
@@ -90,8 +88,7 @@ def test_per_sample_gradient_matches_finite_difference_along_exp(seed):
 def test_euclidean_gradient_matches_ambient_finite_difference(seed):
     """egrad_ij is the R^{d+1} gradient of alpha acosh(-<x, y>_L)^2 (evaluated where -<x, y>_L > 1.01)."""
     P, rng = random_problem(seed)
-    x = P.manifold.random_point(rng)
-    e = rng.standard_normal(x.shape)
+    x, e = point_and_ambient_direction(P, rng)
     h = 1e-7
     for i, j in P.samples():
         y = P.Y[i][j]
@@ -269,9 +266,7 @@ def test_hessian_of_dist_squared_attains_2_s_coth_s(s):
 def test_sampled_gradient_lipschitz_quotients_are_below_L_g(seed):
     """||Gamma_y^x grad f_ij(y) - grad f_ij(x)|| <= L_g(M) dist(x, y), M = the larger endpoint distance to y_ij."""
     P, rng = random_problem(seed)
-    Mf = P.manifold
-    x = Mf.random_point(rng)
-    v = Mf.random_tangent(x, rng)
+    Mf, x, v = point_and_direction(P, rng)
     y = Mf.exp(x, rng.uniform(0.01, 1.0) * v / Mf.norm(x, v))
     for i, j in P.samples():
         Mb = max(Mf.dist(x, P.Y[i][j]), Mf.dist(y, P.Y[i][j]))

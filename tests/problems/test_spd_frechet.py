@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from prirfed.reference.manifolds import SPD
 from prirfed.reference.manifolds.base import zeta
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean
+from problem_probes import point_and_direction
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -47,9 +48,7 @@ def test_per_sample_gradient_matches_finite_difference_along_exp(seed, c):
     """d/dt f_ij(Exp_X(t V)) = <grad f_ij(X), V>_X; grad = -2c Log_X(Z_ij); ||grad|| = 2c dist;
     egrad2rgrad(egrad) = grad; f_ij = c dist^2 (the manifold's dist: a separate implementation)."""
     P, rng = random_problem(seed, c)
-    M = P.manifold
-    X = M.random_point(rng)
-    V = M.random_tangent(X, rng)
+    M, X, V = point_and_direction(P, rng)
     h = 1e-5
     for i, j in P.samples():
         Zij = P.Z[i][j]
@@ -250,9 +249,7 @@ def test_L_g_is_attained_in_a_direction_of_curvature_minus_half(s):
 def test_sampled_gradient_lipschitz_quotients_are_below_L_g(seed):
     """||Gamma_Y^X grad f_ij(Y) - grad f_ij(X)||_X <= L_g(D) dist(X, Y), D bounding dist(., Z_ij) on the geodesic."""
     P, rng = random_problem(seed)
-    M = P.manifold
-    X = M.random_point(rng)
-    V = M.random_tangent(X, rng)
+    M, X, V = point_and_direction(P, rng)
     Y = M.exp(X, rng.uniform(0.01, 1.0) * V / max(M.norm(X, V), 1e-12))
     for i, j in P.samples():
         D = max(M.dist(X, P.Z[i][j]), M.dist(Y, P.Z[i][j]))  # dist to Z is convex along geodesics

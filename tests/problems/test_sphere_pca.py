@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prirfed.reference.problems.sphere_pca import SpherePCA
+from problem_probes import central_points, point_and_direction
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -34,9 +35,7 @@ def fd_along_exp(M, fun, x, v, h=1e-5):
 def test_per_sample_gradient_matches_finite_difference_along_exp(seed, paper):
     """d/dt f_ij(Exp_x(t v)) at 0 equals <grad f_ij(x), v>; grad is tangent; egrad2rgrad(egrad) = grad."""
     P, rng = random_problem(seed, paper)
-    M = P.manifold
-    x = M.random_point(rng)
-    v = M.random_tangent(x, rng)
+    M, x, v = point_and_direction(P, rng)
     for i, j in P.samples():
         g = P.rgrad_ij(x, i, j)
         assert abs(x @ g) <= 1e-12 * (1 + np.linalg.norm(g))
@@ -91,11 +90,8 @@ def test_agent_and_global_gradients_are_weighted_means_of_per_sample_ones(seed, 
 def test_hessian_matches_derivative_of_transported_gradient(seed):
     """Hess f_ij(x)[v] = d/dt Gamma_{y(t)}^x grad f_ij(y(t)) at 0, y(t) = Exp_x(t v) (central difference)."""
     P, rng = random_problem(seed)
-    M = P.manifold
-    x = M.random_point(rng)
-    v = M.random_tangent(x, rng)
     h = 1e-5
-    yp, ym = M.exp(x, h * v), M.exp(x, -h * v)
+    M, x, v, yp, ym = central_points(P, rng, h)
     for i, j in P.samples():
         fd = (M.transp(yp, x, P.rgrad_ij(yp, i, j)) - M.transp(ym, x, P.rgrad_ij(ym, i, j))) / (2 * h)
         np.testing.assert_allclose(P.rhess_ij(x, i, j, v), fd, atol=1e-6 * (1 + P.theta) * (1 + np.linalg.norm(v)))
@@ -107,11 +103,8 @@ def test_000_printed_hessian_has_the_wrong_sign():
     rng = np.random.default_rng(7)
     z = rng.standard_normal(4)
     P = SpherePCA([z[None, :]])
-    M = P.manifold
-    x = M.random_point(rng)
-    v = M.random_tangent(x, rng)
     h = 1e-5
-    yp, ym = M.exp(x, h * v), M.exp(x, -h * v)
+    M, x, v, yp, ym = central_points(P, rng, h)
     fd = (M.transp(yp, x, P.rgrad_ij(yp, 0, 0)) - M.transp(ym, x, P.rgrad_ij(ym, 0, 0))) / (2 * h)
     printed = 2 * z * (z @ v) - 2 * (x @ z) * (z @ v) * x - 2 * (x @ z) ** 2 * v
     np.testing.assert_allclose(-printed, fd, atol=1e-7)
@@ -239,9 +232,7 @@ def test_L_g_is_attained_in_both_directions():
 def test_sampled_gradient_lipschitz_quotients_are_below_L_g(seed):
     """Definition 2.2 of 000: ||Gamma_y^x grad f_ij(y) - grad f_ij(x)|| <= L_g dist(x, y) at random pairs."""
     P, rng = random_problem(seed)
-    M = P.manifold
-    x = M.random_point(rng)
-    v = M.random_tangent(x, rng)
+    M, x, v = point_and_direction(P, rng)
     v *= rng.uniform(0.01, 3.0) / np.linalg.norm(v)
     y = M.exp(x, v)
     for i, j in P.samples():

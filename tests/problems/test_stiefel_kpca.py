@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from prirfed.reference.problems.sphere_pca import SpherePCA
 from prirfed.reference.problems.stiefel_kpca import StiefelKPCA, principal_angles
+from problem_probes import central_points, exp_pair, point_and_ambient_direction, point_and_direction
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -32,11 +33,8 @@ def random_problem(seed, weights="uniform"):
 def test_per_sample_gradient_matches_finite_difference_along_exp(seed, weights):
     """d/dt f_ij(Exp_X(t V)) = <grad f_ij(X), V>; grad = egrad2rgrad(egrad); grad is tangent."""
     P, rng = random_problem(seed, weights)
-    M = P.manifold
-    X = M.random_point(rng)
-    V = M.random_tangent(X, rng)
     h = 1e-5
-    Yp, Ym = M.exp(X, h * V), M.exp(X, -h * V)
+    M, X, V, Yp, Ym = central_points(P, rng, h)
     for i, j in P.samples():
         G = P.rgrad_ij(X, i, j)
         fd = (P.f_ij(Yp, i, j) - P.f_ij(Ym, i, j)) / (2 * h)
@@ -49,8 +47,7 @@ def test_per_sample_gradient_matches_finite_difference_along_exp(seed, weights):
 def test_euclidean_gradient_matches_ambient_finite_difference(seed):
     """egrad_ij is the gradient of -c ||X^T z||^2 on R^{d x r} (its value at X scales linearly)."""
     P, rng = random_problem(seed)
-    X = P.manifold.random_point(rng)
-    E = rng.standard_normal(X.shape)
+    X, E = point_and_ambient_direction(P, rng)
     h = 1e-5
     for i, j in P.samples():
         z, c = P.Z[i][j], P.c[i]
@@ -82,11 +79,8 @@ def test_agent_and_global_gradients_are_weighted_means_of_per_sample_ones(seed, 
 def test_hessian_matches_projected_derivative_of_gradient(seed):
     """Hess f_ij(X)[V] = P_X(d/dt grad f_ij(Exp_X(t V)) at 0) (Levi-Civita connection of a submanifold)."""
     P, rng = random_problem(seed)
-    M = P.manifold
-    X = M.random_point(rng)
-    V = M.random_tangent(X, rng)
     h = 1e-5
-    Yp, Ym = M.exp(X, h * V), M.exp(X, -h * V)
+    M, X, V, Yp, Ym = central_points(P, rng, h)
     for i, j in P.samples():
         fd = M.proj(X, (P.rgrad_ij(Yp, i, j) - P.rgrad_ij(Ym, i, j)) / (2 * h))
         np.testing.assert_allclose(P.rhess_ij(X, i, j, V), fd, atol=1e-6 * (1 + P.theta) * (1 + np.linalg.norm(V)))
@@ -226,12 +220,10 @@ def test_sampled_hessian_quadratic_forms_are_below_the_smoothness_constants(seed
     """|<V, Hess f_ij V>| <= L_g ||V||^2 and |<V, Hess f_i V>| <= lambda_max(A_i) ||V||^2 (Hess f_i by
     projected finite differences of grad f_i); 002's L = sum L_i >= the weighted mean sum p_i L_i."""
     P, rng = random_problem(seed)
-    M = P.manifold
-    X = M.random_point(rng)
-    V = M.random_tangent(X, rng)
+    M, X, V = point_and_direction(P, rng)
     nv2 = float(np.sum(V * V))
     h = 1e-5
-    Yp, Ym = M.exp(X, h * V), M.exp(X, -h * V)
+    Yp, Ym = exp_pair(M, X, V, h)
     for i in range(P.N):
         for j in range(P.N_i[i]):
             assert abs(np.sum(V * P.rhess_ij(X, i, j, V))) <= P.L_g * nv2 * (1 + 1e-12)

@@ -22,17 +22,14 @@ from prirfed.reference.trainers.base import sample_without_replacement
 from prirfed.reference.trainers.prirfed import prirfed as ref_prirfed
 from prirfed.verified.problems import SpherePCA
 from prirfed.verified.trainers.prirfed import prirfed, sample_without_replacement_kernel
-from verified_cases import assert_same_generator, assert_same_history, make_problems
+from verified_cases import assert_same_generator, assert_same_history, draw_problems, make_problems
 
 
 
 
 @st.composite
 def configurations(draw):
-    kind = draw(st.sampled_from(["sphere", "spd", "stiefel"]))
-    N = draw(st.integers(2, 4))
-    seed = draw(st.integers(0, 2**32 - 1))
-    ref, ver, x0 = make_problems(kind, N, seed)
+    kind, N, seed, ref, ver, x0 = draw_problems(draw, st.integers(2, 4))
     T = draw(st.integers(1, 3))
     local = draw(st.sampled_from(["dp_rsgd", "dp_rsvrg"]))
     kw = dict(local=local, K=draw(st.integers(1, 3)), option=draw(st.sampled_from([1, 2])),

@@ -21,7 +21,7 @@ from prirfed.reference.trainers import rfed as ref
 from prirfed.verified.problems import SPDFrechetMean, SpherePCA, StiefelKPCA
 from prirfed.verified.trainers import rfed as ver
 from prirfed.verified.trainers import rgd as vrgd
-from verified_cases import assert_same_generator, assert_same_history, scale_of
+from verified_cases import assert_same_generator, assert_same_history, draw_problems, scale_of
 from verified_cases import make_problems as _make_problems
 
 
@@ -34,10 +34,7 @@ def make_problems(kind, N, seed):
 
 @st.composite
 def configurations(draw):
-    kind = draw(st.sampled_from(["sphere", "spd", "stiefel"]))
-    N = draw(st.integers(1, 3))
-    seed = draw(st.integers(0, 2**32 - 1))
-    P_ref, P_ver, x0 = make_problems(kind, N, seed)
+    kind, N, seed, P_ref, P_ver, x0 = draw_problems(draw, st.integers(1, 3), stiefel_weights=True)
     method = draw(st.sampled_from(["rfedsvrg", "rfedavg", "rfedprox"]))
     T = draw(st.integers(1, 3))
     k = draw(st.integers(1, N))

@@ -43,6 +43,17 @@ def make_problems(kind, N, seed, stiefel_weights=False):
     return RefSPDFrechetMean(Z), SPDFrechetMean(Z), M.random_point(rng)
 
 
+def draw_problems(draw, n_agents, **kw):
+    """Inside a ``st.composite``: draw the problem kind, the number of agents N from the strategy
+    ``n_agents`` and a seed; returns (kind, N, seed, reference problem, verified problem, x0)."""
+    from hypothesis import strategies as st
+
+    kind = draw(st.sampled_from(["sphere", "spd", "stiefel"]))
+    N = draw(n_agents)
+    seed = draw(st.integers(0, 2**32 - 1))
+    return (kind, N, seed, *make_problems(kind, N, seed, **kw))
+
+
 def scale_of(P, x0):
     """The size of the data and the start point (the absolute tolerances scale with it)."""
     return max(1.0, float(np.max(np.abs(x0))), *(float(np.max(np.abs(z))) for z in P.Z))
