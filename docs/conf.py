@@ -21,6 +21,9 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.mathjax",
+    # MathJax 3 served from the built site (_static/mathjax/), copied from the installed package:
+    # no CDN, so a downloaded copy of the docs typesets its formulas offline
+    "sphinx-mathjax-offline",
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinxcontrib.bibtex",
@@ -43,7 +46,13 @@ suppress_warnings = ["myst.header"]
 
 # one macro file shared with proofs_notes
 _macros = json.loads((ROOT / "proofs_notes" / "macros.json").read_text())
-mathjax3_config = {"tex": {"macros": _macros}}
+mathjax3_config = {
+    # without 'noundefined', an unknown macro is a MathJax error (visible, and caught by the browser
+    # check in tests/docs/test_browser.py) instead of silently printing its name in red
+    "tex": {"macros": _macros, "packages": {"[-]": ["noundefined"]}},
+}
+# myst-parser (myst_update_mathjax, on by default) makes MathJax typeset only the elements Sphinx
+# marked as math: a stray $$ or \( in prose stays visible, and the browser check catches it
 
 
 def _generate_notes(app):
