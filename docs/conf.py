@@ -7,10 +7,17 @@ it covers (generated files, not committed).
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import sphinxcontrib.bibtex.plugin
+from sphinxcontrib.bibtex.style.referencing import BracketStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
+
+from reader_text import for_readers  # noqa: E402
 
 project = "prirfed"
 author = "the prirfed developers"
@@ -35,13 +42,18 @@ autodoc_default_options = {"members": True, "undoc-members": False}
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 bibtex_bibfiles = ["refs.bib"]
+# citations read "Huang et al. (2024)" / "(Mironov, 2017)" and link to the bibliography page
+bibtex_reference_style = "author_year_round"
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 # _generated/ is included by pages; reproduced/ holds experiment outputs (shown by reproduced.md)
 exclude_patterns = ["_build", "_generated", "reproduced", ".venv*"]
 html_theme = "alabaster"
-html_theme_options = {"page_width": "1300px", "sidebar_width": "220px"}
+# alabaster moves the sidebar below the text when the window is narrower than page_width: at
+# 1240 px it stays beside the text on a 1280 px screen (checked by tests/docs/test_browser.py)
+html_theme_options = {"page_width": "1240px", "sidebar_width": "220px"}
 html_static_path = ["_static"]
 html_css_files = ["prirfed.css"]
+html_js_files = ["prirfed-search.js"]
 suppress_warnings = ["myst.header"]
 
 # one macro file shared with proofs_notes
@@ -53,6 +65,31 @@ mathjax3_config = {
 }
 # myst-parser (myst_update_mathjax, on by default) makes MathJax typeset only the elements Sphinx
 # marked as math: a stray $$ or \( in prose stays visible, and the browser check catches it
+
+
+@dataclass
+class _AuthorYearRound(AuthorYearReferenceStyle):
+    """sphinxcontrib-bibtex's author-year citations with round brackets."""
+
+    bracket_parenthetical: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
+    bracket_textual: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
+    bracket_author: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
+    bracket_label: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
+    bracket_year: BracketStyle = field(default_factory=lambda: BracketStyle(left="(", right=")"))
+
+
+sphinxcontrib.bibtex.plugin.register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_round", _AuthorYearRound)
+
+
+def _for_readers(app, docname, source):
+    """Every Markdown page: papers named author-year, leads linked (docs/reader_text.py)."""
+    if str(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = for_readers(source[0])
+
+
+def _include_for_readers(app, relative_path, parent_docname, content):
+    if str(relative_path).endswith(".md"):
+        content[0] = for_readers(content[0])
 
 
 def _generate_notes(app):
@@ -90,4 +127,6 @@ def _verbatim_docstring(app, what, name, obj, options, lines):
 
 def setup(app):
     app.connect("builder-inited", _generate_notes)
+    app.connect("source-read", _for_readers)
+    app.connect("include-read", _include_for_readers)
     app.connect("autodoc-process-docstring", _verbatim_docstring, priority=400)
