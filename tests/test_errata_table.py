@@ -16,7 +16,7 @@ ERRATA = ROOT / "proofs_notes" / "ERRATA.md"
 
 ERRATA_HEADER = ["id", "paper", "location", "printed", "correct", "evidence (test id)", "note"]
 LEADS_HEADER = ["lead", "claim (short)", "verdict", "settled in (note; tests)"]
-PAPERS = {"000", "001", "002", "004", "authors' code", "DESIGN.md brief"}
+PAPERS = {"000", "001", "002", "004", "authors' code", "our design notes"}
 VERDICTS = {"confirmed", "refuted", "partly", "open"}
 NODE_ID = re.compile(r"`(tests/[^`]+?\.py(?:::[^`]+)?)`")
 NOTE_NAME = re.compile(r"\b([a-z0-9_]+\.md)\b")
