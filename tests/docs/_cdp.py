@@ -67,7 +67,7 @@ class Chromium:
             f"--user-data-dir={self._profile}", "--no-first-run", "--no-default-browser-check",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--disable-extensions", "--disable-dev-shm-usage", "--mute-audio",
-            "--host-resolver-rules=MAP * ~NOTFOUND", f"--window-size={width},{height}", "about:blank",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", f"--window-size={width},{height}", "about:blank",
         ]
         self._log = open(Path(self._profile) / "stderr.log", "wb")  # a file: a full pipe would block it
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
@@ -79,7 +79,7 @@ class Chromium:
         self._events: list[dict] = []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=self.session)
         self.set_viewport(width, height)
 
@@ -152,19 +152,26 @@ class Chromium:
         return res["result"].get("value")
 
     def console_errors(self) -> list[str]:
-        """Uncaught exceptions and error-level log entries (failed loads) since the last navigation."""
-        out = []
+        """Since the last navigation: uncaught exceptions, errors logged to the console, and every
+        request that failed or got an HTTP error status (with its URL)."""
+        out, urls = [], {}
         for e in self._events:
             if e.get("sessionId") != self.session:
                 continue
+            p = e.get("params", {})
             if e["method"] == "Runtime.exceptionThrown":
-                d = e["params"]["exceptionDetails"]
+                d = p["exceptionDetails"]
                 out.append(f"exception: {d.get('exception', {}).get('description') or d.get('text')}")
-            elif e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error":
-                entry = e["params"]["entry"]
-                out.append(f"{entry.get('source')}: {entry.get('text')} {entry.get('url', '')}".strip())
-            elif e["method"] == "Runtime.consoleAPICalled" and e["params"]["type"] == "error":
-                out.append("console.error: " + " ".join(str(a.get("value", a.get("description", ""))) for a in e["params"]["args"]))
+            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] == "error" and p["entry"].get("source") != "network":
+                out.append(f"{p['entry'].get('source')}: {p['entry'].get('text')} {p['entry'].get('url', '')}".strip())
+            elif e["method"] == "Runtime.consoleAPICalled" and p["type"] == "error":
+                out.append("console.error: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p["args"]))
+            elif e["method"] == "Network.requestWillBeSent":
+                urls[p["requestId"]] = p["request"]["url"]
+            elif e["method"] == "Network.responseReceived" and p["response"]["status"] >= 400:
+                out.append(f"HTTP {p['response']['status']}: {p['response']['url']}")
+            elif e["method"] == "Network.loadingFailed" and not p.get("canceled"):
+                out.append(f"request failed ({p.get('errorText')}): {urls.get(p['requestId'], p['requestId'])}")
         return out
 
     def screenshot(self, path: Path, full_page: bool = False) -> None:
