@@ -1,14 +1,10 @@
-"""Shared pytest configuration: Hypothesis profiles (DESIGN.md section 5).
+"""Shared pytest configuration.
 
-Profiles, chosen by the environment variable HYPOTHESIS_PROFILE (default ``dev``):
-
-The contract suites are mixins inherited by one test class per manifold, so the
-``differing_executors`` health check is suppressed (each executor is a different manifold).
-
-- ``dev``: fast local iteration (30 examples per test).
-- ``ci``: derandomized (a fixed example stream, so a CI run is reproducible),
-  ``deadline=None`` (Numba compiles on first call), ``database=None``, 60 examples.
-- ``thorough``: 2000 examples per test, for a release check.
+Hypothesis profiles: ``prirfed-dev`` (default here, 30 examples), ``prirfed-ci`` (derandomized,
+reproducible, 60 examples) and ``prirfed-thorough`` (2000 examples) are registered by prirfed's
+pytest plugin (``prirfed/testing/pytest_plugin.py``, the same definitions a user's test run gets)
+and chosen by ``--hypothesis-profile=NAME`` or ``HYPOTHESIS_PROFILE=NAME``; the default comes from
+``prirfed_hypothesis_profile`` in pyproject.toml.
 """
 
 import os
@@ -19,19 +15,26 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from hypothesis import HealthCheck, settings
+import pytest  # noqa: E402
 
-_common = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.differing_executors])
-settings.register_profile("dev", max_examples=30, **_common)
-settings.register_profile("ci", max_examples=60, derandomize=True, database=None, print_blob=True, **_common)
-settings.register_profile("thorough", max_examples=2000, **_common)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+_RENAMED = {"dev": "prirfed-dev", "ci": "prirfed-ci", "thorough": "prirfed-thorough"}
+
+
+def pytest_configure(config):
+    """The repository's own suite refuses the old short names: ``ci`` would silently select
+    Hypothesis' built-in ``ci`` profile instead of prirfed's."""
+    import prirfed.testing.pytest_plugin  # noqa: F401  (loaded by its entry point; fail loudly if it is not installed)
+
+    for source, name in (("HYPOTHESIS_PROFILE", os.environ.get("HYPOTHESIS_PROFILE")),
+                         ("--hypothesis-profile", config.getoption("hypothesis_profile", default=None))):
+        if name in _RENAMED:
+            raise pytest.UsageError(f"{source}={name}: the profiles are now named {_RENAMED[name]!r} "
+                                    f"({', '.join(_RENAMED.values())})")
 
 
 # ------------------------------------------------------------------------------------------------
-# Compile-once fixture for tests/verified (issue 5). Not autouse: tests/verified/conftest.py requests
+# Compile-once fixture for tests/verified. Not autouse: tests/verified/conftest.py requests
 # it, so a run that selects no verified test neither imports Numba nor compiles anything.
-import pytest  # noqa: E402
 
 
 def warm_fused_loops():

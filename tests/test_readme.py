@@ -18,5 +18,5 @@ def test_readme_python_example_runs():
 
 def test_readme_gives_the_ci_test_command():
     ci = (README.parent / ".ci" / "run").read_text()
-    cmd = re.search(r"```bash\n(HYPOTHESIS_PROFILE=ci python -m pytest[^\n]*)\n```", README.read_text()).group(1)
+    cmd = re.search(r"```bash\n(HYPOTHESIS_PROFILE=prirfed-ci python -m pytest[^\n]*)\n```", README.read_text()).group(1)
     assert cmd in ci

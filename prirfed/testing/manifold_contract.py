@@ -20,6 +20,7 @@ import math
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -330,11 +331,14 @@ class VerifiedEquivalence:
 
     Set ``reference`` and ``verified`` (instances of the twin classes with the same arguments).
     Override ``draw_point``/``draw_small_tangent``/``scale(x)`` as in :class:`ManifoldContract`.
+    Set ``batched = False`` when the twin has no batched kernels (``exp_batch``, ``log_batch``,
+    ``dist_batch``, ``transp_batch``): their test is then skipped with that reason.
     """
 
     reference = None
     verified = None
     rtol = 1e-12
+    batched = True
 
     def rng(self, data):
         return np.random.default_rng(data.draw(seeds, label="seed"))
@@ -388,6 +392,8 @@ class VerifiedEquivalence:
 
     @given(data=st.data(), n=st.integers(0, 5))
     def test_batched_kernels_equal_loop_of_single_calls(self, data, n):
+        if not self.batched:
+            pytest.skip("batched = False: this twin has no batched kernels")
         R, V = self.reference, self.verified
         X = [self.draw_point(data) for _ in range(n)]
         Vs = [self.draw_small_tangent(data, x) for x in X]

@@ -1,4 +1,4 @@
-"""Snippets that the docs ``literalinclude`` (docs/accounting_example.md, docs/verify_your_code.md).
+"""Snippets that the docs ``literalinclude`` (docs/accounting_example.md).
 
 Each function between ``# [name]`` and ``# [/name]`` markers is shown on a page; the tests below
 run it, so the code on the pages is tested. The numbers on the accounting page are produced at
@@ -94,20 +94,6 @@ def test_rigorous_row_is_consistent():
         assert r["eps_exact"] > r["eps_paper"]
         assert r["delta_advanced"] <= r["delta_paper"] + 1e-15
         assert blackbox_exact_epsilon(0.15, 1e-4, 0.01, r["T"], r["delta_advanced"]) <= r["eps_advanced"]
-
-
-# [your_manifold]
-class MySphere(Sphere):
-    """Stand-in for your implementation: here prirfed's sphere with your own transport."""
-
-    def transp(self, x, y, v):
-        # parallel transport along the great circle, log-free form
-        return v - (y @ v) / (1.0 + x @ y) * (x + y)
-
-
-class TestMySphere(ManifoldContract):   # pytest collects it: every identity of the contract
-    manifold = MySphere(3)
-# [/your_manifold]
 
 
 class _ProjectionIsNotTransport(Sphere):
