@@ -4,6 +4,8 @@ by the tests). Everything lands in ``docs/_generated/`` (not committed) and is `
 - ``theorems.md``: the theorem index, from the front matter of ``proofs_notes/theorem_*.md``;
 - ``accounting_row.md``: Table 1 of 000, one row recomputed by hand, beside the sound accountant,
   and the counterexample's gap; numbers from the functions of ``tests/docs/test_snippets.py``;
+- ``citation.md``: BibTeX for the software (from ``CITATION.cff``) and for the papers it implements
+  (their entries in ``docs/refs.bib``);
 - ``reproduced.md``: the committed outputs of ``prirfed reproduce all --quick --out docs/reproduced``
   (one section per ``docs/reproduced/NAME/`` that holds a config.json), or "not generated yet".
 """
@@ -73,6 +75,43 @@ def accounting_row(N: int = 100, s: int = 1) -> str:
     return "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------------------------- citation
+def software_bibtex(cff: dict) -> str:
+    """A BibTeX ``@software`` entry from the fields of CITATION.cff."""
+    authors = " and ".join("{" + a["name"] + "}" if "name" in a else f"{a['family-names']}, {a['given-names']}"
+                           for a in cff["authors"])
+    fields = [("author", authors), ("title", cff["title"]), ("version", cff["version"]), ("license", cff["license"])]
+    if cff.get("url"):
+        fields.append(("url", cff["url"]))
+    if cff.get("date-released"):
+        fields.append(("year", str(cff["date-released"])[:4]))
+    body = ",\n".join(f"  {k:<8}= {{{v}}}" for k, v in fields)
+    return f"@software{{prirfed,\n{body}\n}}\n"
+
+
+def bib_entries(bib: str, keys) -> str:
+    """The raw entries of ``keys`` in a .bib text, in that order."""
+    out = []
+    for key in keys:
+        m = re.search(r"^@\w+\{" + re.escape(key) + r",.*?^\}", bib, re.M | re.S)
+        if m is None:
+            raise ValueError(f"gen_pages.bib_entries: no entry {key!r} in docs/refs.bib")
+        out.append(m.group(0))
+    return "\n".join(out) + "\n"
+
+
+def citation_page(root: Path = ROOT) -> str:
+    import yaml
+
+    from prirfed.papers import PAPERS
+
+    cff = yaml.safe_load((root / "CITATION.cff").read_text())
+    keys = [PAPERS[c].key for c in ("000", "001", "002")]
+    return ("The software (from `CITATION.cff`, version " + cff["version"] + "):\n\n```bibtex\n" + software_bibtex(cff)
+            + "```\n\nThe papers it implements:\n\n```bibtex\n" + bib_entries((root / "docs" / "refs.bib").read_text(), keys)
+            + "```\n")
+
+
 # ---------------------------------------------------------------------------------- reproduced
 def reproduced_outputs(folder: Path) -> list[Path]:
     """The experiment folders of ``folder`` that hold a config.json (sorted by name)."""
@@ -115,3 +154,4 @@ def generate(srcdir: Path = ROOT / "docs") -> None:
     _write(gen / "theorems.md", theorem_index(ROOT / "proofs_notes"))
     _write(gen / "accounting_row.md", accounting_row())
     _write(gen / "reproduced.md", reproduced_page(srcdir / "reproduced", srcdir))
+    _write(gen / "citation.md", citation_page())

@@ -40,7 +40,10 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+import textwrap
 from typing import Callable
+
+from prirfed.papers import PAPERS, name_papers
 
 __all__ = ["main", "SUBCOMMANDS", "privacy_table_rows"]
 
@@ -62,7 +65,8 @@ def _fmt(x) -> str:
 
 
 def _add_privacy_table(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "csv", "markdown"), default="text", help="output format (csv prints full precision)")
+    p.add_argument("--format", choices=("text", "csv", "markdown"), default="text",
+                   help="output format (csv prints full precision)")
 
 
 def _run_privacy_table(args, out) -> int:
@@ -81,7 +85,7 @@ def _run_privacy_table(args, out) -> int:
             out.write("| " + " | ".join(_fmt(r[c]) for c in cols) + " |\n")
         return 0
     out.write(
-        "Table 1 of 000 (Theorem 4.2 as printed; local training (eps, delta) = (0.15, 1e-4), delta_hat = 1e-3)\n"
+        f"Table 1 of {PAPERS['000'].short} (Theorem 4.2 as printed; local training (eps, delta) = (0.15, 1e-4), delta_hat = 1e-3)\n"
         "beside eps_rigorous: exact optimal eps' at the same delta' for ANY (0.15, 1e-4)-DP local trainer\n"
         "(activation per round, parallel composition; see proofs_notes/accounting_theorem_4_2.md).\n\n"
     )
@@ -93,21 +97,22 @@ def _run_privacy_table(args, out) -> int:
 
 
 def _add_account(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--trainer", choices=("dp-rsgd", "dp-rsvrg"), required=True)
+    p.add_argument("--trainer", choices=("dp-rsgd", "dp-rsvrg"), required=True, help="the local trainer")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--sigma", type=float, help="noise std: print the eps it gives")
-    g.add_argument("--eps", type=float, help="target eps: print the sigma it needs")
-    p.add_argument("--delta", type=float, required=True)
+    g.add_argument("--sigma", type=float, help="noise std: print the eps it gives (this or --eps is required)")
+    g.add_argument("--eps", type=float, help="target eps: print the sigma it needs (this or --sigma is required)")
+    p.add_argument("--delta", type=float, required=True, help="delta of the (eps, delta) guarantee")
     p.add_argument("--K", type=int, required=True, help="local iterations (outer loops for DP-RSVRG)")
-    p.add_argument("--N-i", dest="N_i", type=int, required=True, help="local dataset size")
-    p.add_argument("--tau", type=float, default=1.0, help="clip radius (DP-RSGD; default for tau0, tau1)")
-    p.add_argument("--batch", type=int, help="DP-RSGD batch size b (default N_i)")
-    p.add_argument("--m", type=int, help="DP-RSVRG inner steps")
-    p.add_argument("--tau0", type=float, help="DP-RSVRG full-gradient clip radius (default tau)")
-    p.add_argument("--tau1", type=float, help="DP-RSVRG per-sample clip radius (default tau)")
-    p.add_argument("--N", type=int, help="PriRFed: number of agents (with --s, --T: account the whole run)")
-    p.add_argument("--s", type=int, help="PriRFed: agents sampled per round")
-    p.add_argument("--T", type=int, help="PriRFed: rounds")
+    p.add_argument("--N-i", dest="N_i", type=int, required=True, help="local dataset size (records of the agent)")
+    p.add_argument("--tau", type=float, default=1.0, help="clip radius (DP-RSGD; DP-RSVRG's tau0 and tau1 unless given)")
+    p.add_argument("--batch", type=int, help="DP-RSGD batch size b (default: N_i, the full batch)")
+    p.add_argument("--m", type=int, help="DP-RSVRG inner steps (required with --trainer dp-rsvrg)")
+    p.add_argument("--tau0", type=float, help="DP-RSVRG full-gradient clip radius (default: --tau)")
+    p.add_argument("--tau1", type=float, help="DP-RSVRG per-sample clip radius (default: --tau)")
+    p.add_argument("--N", type=int, help="PriRFed: number of agents; with --s and --T, account the whole run "
+                                          "(default: none, the local trainer alone)")
+    p.add_argument("--s", type=int, help="PriRFed: agents sampled per round (default: none)")
+    p.add_argument("--T", type=int, help="PriRFed: rounds (default: none)")
 
 
 def _run_account(args, out) -> int:
@@ -154,16 +159,17 @@ def _run_list(args, out) -> int:
 
     width = max(len(n) for n in EXPERIMENTS)
     for name, exp in EXPERIMENTS.items():
-        out.write(f"{name.ljust(width)}  {exp.description} [{exp.source}]\n")
+        out.write(f"{name.ljust(width)}  {name_papers(exp.description)} [{name_papers(exp.source)}]\n")
     return 0
 
 
 def _add_common_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=1, help="processes (1 = serial, in this process)")
     p.add_argument("--dask-scheduler", dest="dask_scheduler", default=None, metavar="ADDRESS",
-                   help="run the trials on a Dask cluster (needs pip install 'prirfed[dask]')")
+                   help="run the trials on a Dask cluster (needs pip install 'prirfed[dask]'; default: none, run locally)")
     p.add_argument("--resume", action="store_true", help="keep finished trials of the same configuration in --out")
-    p.add_argument("--backend", choices=("reference", "verified"), default="verified")
+    p.add_argument("--backend", choices=("reference", "verified"), default="verified",
+                   help="implementation that runs the trials: verified (Numba) or reference (NumPy), equal results")
     p.add_argument("--calibrate", action="store_true",
                    help="noise std from the rigorous accountant at the stated eps (private experiments only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
@@ -172,13 +178,16 @@ def _add_common_run_options(p: argparse.ArgumentParser) -> None:
 def _add_reproduce(p: argparse.ArgumentParser) -> None:
     p.add_argument("experiment", help="experiment name (see `prirfed list`), or `all`")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="scaled-down sizes (minutes, not hours)")
+    size.add_argument("--quick", action="store_true", help="scaled-down sizes (minutes, not hours; without "
+                                                            "--quick or --tiny: the papers' sizes)")
     size.add_argument("--tiny", action="store_true", help="smallest sizes (seconds; for tests)")
     p.add_argument("--out", default=None,
-                   help="output folder (default prirfed-results/EXPERIMENT; for `all`: the parent folder, default prirfed-results)")
+                   help="output folder (default: prirfed-results/EXPERIMENT; for `all`, the parent folder, "
+                        "default: prirfed-results)")
     p.add_argument("--seed", type=int, default=0, help="root seed: trial i uses SeedSequence(seed).spawn(n)[i]")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="replace a setting of the configuration (VALUE as JSON, else a string); repeatable")
+                   help="replace a setting of the configuration (VALUE as JSON, else a string); repeatable "
+                        "(default: none)")
     _add_common_run_options(p)
 
 
@@ -230,7 +239,7 @@ def _run_reproduce(args, out) -> int:
 
 def _add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="TOML file: [problem], [data], [trainer], [privacy], [run] (see examples/)")
-    p.add_argument("--out", default=None, help="output folder (default prirfed-results/run-CONFIGSTEM)")
+    p.add_argument("--out", default=None, help="output folder (default: prirfed-results/run-CONFIGSTEM)")
     _add_common_run_options(p)
 
 
@@ -269,12 +278,68 @@ def _cli_errors(run: Callable) -> Callable:
 
 
 SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
-    "privacy-table": ("Table 1 of 000 beside the rigorous accountant", _add_privacy_table, _run_privacy_table),
+    "privacy-table": (f"Table 1 of {PAPERS['000'].short} beside the rigorous accountant", _add_privacy_table, _run_privacy_table),
     "account": ("eps of a sigma (or sigma for an eps) of DP-RSGD / DP-RSVRG / PriRFed", _add_account, _run_account),
     "list": ("the experiments `prirfed reproduce` can run", _add_list, _run_list),
     "reproduce": ("run one experiment (or `all`) into an output folder (config, CSVs, plots, summary)", _add_reproduce, _cli_errors(_run_reproduce)),
     "run": ("run a TOML configuration (any problem, data, trainer, privacy) into an output folder", _add_run, _cli_errors(_run_run)),
 }
+
+
+# What each subcommand does and how it is called: shown by ``prirfed COMMAND --help`` (every
+# example is run or parsed by tests/test_cli_help.py).
+DESCRIPTIONS: dict[str, tuple[str, list[str]]] = {
+    "privacy-table": (
+        f"Print Table 1 of {PAPERS['000'].short}: the (eps', delta') that their Theorem 4.2 claims for a whole "
+        "PriRFed run (N agents, s sampled per round, T rounds) with a (0.15, 1e-4)-DP local trainer, beside "
+        "eps_rigorous, the exact record-level eps' at the same delta' for any such trainer. For s = 1 the "
+        "theorem understates eps' in every cell.",
+        ["prirfed privacy-table", "prirfed privacy-table --format csv"]),
+    "account": (
+        "Privacy of DP-RSGD or DP-RSVRG local training, alone or inside a whole PriRFed run (--N, --s, --T), "
+        "by the rigorous record-level accountant: the eps of a noise std (--sigma), or the smallest noise std "
+        "that reaches an eps (--eps).",
+        ["prirfed account --trainer dp-rsgd --sigma 1.0 --delta 1e-5 --K 5 --N-i 1000 --batch 50",
+         "prirfed account --trainer dp-rsgd --eps 1.0 --delta 1e-5 --K 5 --N-i 1000 --batch 50 --N 20 --s 5 --T 30",
+         "prirfed account --trainer dp-rsvrg --sigma 2.0 --delta 1e-4 --K 3 --m 5 --N-i 500"]),
+    "list": (
+        "List the experiments that `prirfed reproduce` runs: name, what it reproduces, and the paper and "
+        "section it comes from.",
+        ["prirfed list"]),
+    "reproduce": (
+        "Run one experiment of the papers (names: `prirfed list`), or all of them, into an output folder: "
+        "config.json (the exact settings and seeds), CSVs of every curve, PNG and PDF plots, and summary.md "
+        "(the paper's claims and whether this run shows them). Without the shared data folder ($PRIRFED_DATA) "
+        "the real-data experiments fall back to bundled or synthetic data and say so.",
+        ["prirfed reproduce prirfed-fig1 --quick --out outputs/prirfed-fig1",
+         "prirfed reproduce all --quick --out outputs",
+         "prirfed reproduce rfed-table1 --tiny --seed 1 --workers 2 --out outputs/table1",
+         "prirfed reproduce prirfed-fig1 --quick --calibrate --out outputs/fig1-calibrated"]),
+    "run": (
+        "Run any problem, data, trainer and privacy setting from a TOML file (schema: the module "
+        "prirfed.experiments.custom; examples in the examples/ folder of the source distribution), with the "
+        "same outputs as `prirfed reproduce`.",
+        ["prirfed run examples/sphere_pca_prirfed.toml --out outputs/run",
+         "prirfed run examples/sphere_pca_prirfed.toml --backend reference --resume --out outputs/run"]),
+}
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Descriptions and examples as written; every option shows its default: ``(default: X)``
+    appended from the parser, ``(default: off)`` for a flag, or stated in the help text itself
+    (an option whose default is computed, e.g. ``--batch``: ``default: N_i``)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or "required" in text or action.default is argparse.SUPPRESS:
+            return text
+        if action.required:
+            return text + " (required)"
+        if isinstance(action, argparse._StoreTrueAction):
+            return text + " (default: off)"
+        if action.option_strings and action.default is not None:
+            return text + " (default: %(default)s)"
+        return text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -284,11 +349,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 
+def _examples(lines: list[str]) -> str:
+    return "examples:\n" + "\n".join(f"  {ln}" for ln in lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="prirfed", description="Differentially private federated learning on Riemannian manifolds.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from prirfed import __version__
+
+    parser = _Parser(
+        prog="prirfed", formatter_class=_HelpFormatter,
+        description=textwrap.fill("Differentially private federated learning on Riemannian manifolds: reproduce "
+                                  "the papers' experiments, run your own settings, and account the privacy of a run.", 79),
+        epilog="Run `prirfed COMMAND --help` for the options of a command.\n\n"
+               + _examples(["prirfed list", "prirfed reproduce all --quick --out outputs", "prirfed privacy-table"]))
+    parser.add_argument("--version", action="version", version=f"prirfed {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_, add, _) in SUBCOMMANDS.items():
-        add(sub.add_parser(name, help=help_))
+        description, examples = DESCRIPTIONS.get(name, (help_, []))
+        add(sub.add_parser(name, help=help_, description=textwrap.fill(description, 79), formatter_class=_HelpFormatter,
+                           epilog=_examples(examples) if examples else None))
     return parser
 
 
