@@ -50,7 +50,9 @@ exclude_patterns = ["_build", "_generated", "reproduced", ".venv*"]
 html_theme = "alabaster"
 # alabaster moves the sidebar below the text when the window is narrower than page_width: at
 # 1240 px it stays beside the text on a 1280 px screen (checked by tests/docs/test_browser.py)
-html_theme_options = {"page_width": "1240px", "sidebar_width": "220px"}
+# body_max_width: the text column takes the page's width (alabaster caps it at 800 px by default),
+# which the wide errata and theorem tables need
+html_theme_options = {"page_width": "1240px", "sidebar_width": "220px", "body_max_width": "none"}
 html_static_path = ["_static"]
 html_css_files = ["prirfed.css"]
 html_js_files = ["prirfed-search.js"]

@@ -6,7 +6,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const htmlToText = Search.htmlToText;
   Search.htmlToText = (htmlString, anchor) => {
     const doc = new DOMParser().parseFromString(htmlString, "text/html");
-    doc.querySelectorAll("span.math, div.math").forEach((el) => el.replaceWith(" [formula] "));
+    doc.querySelectorAll("span.math, div.math").forEach((el) => el.replaceWith("[formula]"));
     return htmlToText(doc.documentElement.outerHTML, anchor);
   };
 });

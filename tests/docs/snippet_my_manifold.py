@@ -15,10 +15,10 @@ class TestMySphere(ManifoldContract):   # every identity of the Manifold contrac
     manifold = MySphere(3)
 
 
-class TestMySphereEqualsReference(VerifiedEquivalence):   # method by method equal to prirfed's sphere
+class TestMySphereEqualsReference(VerifiedEquivalence):   # equal to prirfed's sphere
     reference = Sphere(6)
     verified = MySphere(6)
-    batched = False   # MySphere has no exp_batch/log_batch/dist_batch/transp_batch kernels
+    batched = False   # MySphere has no batched kernels (exp_batch, ...)
 
     def small_radius(self, x):
         return 3.0
