@@ -41,6 +41,12 @@ def test_line_rules(src, out):
     assert for_readers(src) == out
 
 
+def test_inline_math_and_code_spanning_lines_of_a_paragraph_are_left_alone():
+    src = "a $x =\n\\|v\\|$, $y$ (000 §6.1). Code: `f(\n001)` and $\\sin\nt$ and 002.\n\nnext 004"
+    assert for_readers(src) == ("a $x =\n\\|v\\|$, $y$ ({cite:t}`huang2024prirfed` §6.1). Code: `f(\n001)` and $\\sin\nt$ "
+                                "and {cite:t}`li2022federated`.\n\nnext {cite:t}`sutti2022slides`")
+
+
 def test_code_blocks_math_blocks_and_options_are_left_alone():
     src = "\n".join([
         "```python", "x = 000  # 001", "```",
