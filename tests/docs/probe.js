@@ -5,7 +5,8 @@
   const mj = document.querySelector('script[src*="mathjax"]');
   if (mj) {
     report.mathjaxSrc = mj.src;
-    const deadline = Date.now() + 30000;
+    // the load event has fired, so a deferred MathJax has run; a short grace covers slow startup
+    const deadline = Date.now() + 3000;
     while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
