@@ -33,9 +33,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from prirfed.reference.checks import check_int as _check_int
-
-from .events import check_delta, check_epsilon
+from .events import check_delta, check_epsilon, check_int, check_positive
 from .prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
 from .rdp import RdpAccountant
 
@@ -57,19 +55,16 @@ __all__ = [
 
 
 def _pos(where, name, x):
-    x = float(x)
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{where}: {name} must be finite and > 0 (got {name} = {x:.6g})")
-    return x
+    return check_positive(where, name, x)
 
 
 def paper_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: int, o: float = 1.0) -> float:
     """000 Section 5.1 / 6 (HMJG24 Thm 1): ``sigma_i^2 = o_i K log(1/delta) tau^2 / (N_i^2 eps^2)``."""
     eps = check_epsilon("paper_sigma_dp_rsgd", eps)
     delta = check_delta("paper_sigma_dp_rsgd", delta)
-    K = _check_int("paper_sigma_dp_rsgd", "K", K, 1)
+    K = check_int("paper_sigma_dp_rsgd", "K", K, 1)
     tau = _pos("paper_sigma_dp_rsgd", "tau", tau)
-    N_i = _check_int("paper_sigma_dp_rsgd", "N_i", N_i, 1)
+    N_i = check_int("paper_sigma_dp_rsgd", "N_i", N_i, 1)
     o = _pos("paper_sigma_dp_rsgd", "o", o)
     return math.sqrt(o * K * math.log(1 / delta)) * tau / (N_i * eps)
 
@@ -78,10 +73,10 @@ def paper_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau: float, N
     """000 Section 5.2 / 6 (UHJM23 Claim 5): ``sigma_i^2 = o~_i m K log(1/delta) tau^2 / (N_i^2 eps^2)``."""
     eps = check_epsilon("paper_sigma_dp_rsvrg", eps)
     delta = check_delta("paper_sigma_dp_rsvrg", delta)
-    m = _check_int("paper_sigma_dp_rsvrg", "m", m, 1)
-    K = _check_int("paper_sigma_dp_rsvrg", "K", K, 1)
+    m = check_int("paper_sigma_dp_rsvrg", "m", m, 1)
+    K = check_int("paper_sigma_dp_rsvrg", "K", K, 1)
     tau = _pos("paper_sigma_dp_rsvrg", "tau", tau)
-    N_i = _check_int("paper_sigma_dp_rsvrg", "N_i", N_i, 1)
+    N_i = check_int("paper_sigma_dp_rsvrg", "N_i", N_i, 1)
     o_tilde = _pos("paper_sigma_dp_rsvrg", "o_tilde", o_tilde)
     return math.sqrt(o_tilde * m * K * math.log(1 / delta)) * tau / (N_i * eps)
 
@@ -222,10 +217,9 @@ def gaussian_exact_epsilon(mu: float, delta: float, tol: float = 1e-12) -> float
     """
     from prirfed.reference.mechanisms import gaussian_delta
 
-    mu = float(mu)
-    if not math.isfinite(mu) or mu <= 0:
-        raise ValueError(f"gaussian_exact_epsilon: mu must be finite and > 0 (got {mu})")
+    mu = check_positive("gaussian_exact_epsilon", "mu", mu)
     delta = check_delta("gaussian_exact_epsilon", delta)
+    tol = check_positive("gaussian_exact_epsilon", "tol", tol)
     f = lambda e: gaussian_delta(e, 1.0, mu)  # noqa: E731
     if f(0.0) <= delta:
         return 0.0

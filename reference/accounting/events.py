@@ -34,6 +34,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Tuple
 
+import numpy as np
+
 __all__ = [
     "REPLACE_ONE",
     "ADD_REMOVE",
@@ -47,6 +49,9 @@ __all__ = [
     "Activation",
     "MixtureOfGaussians",
     "WorstCase",
+    "check_real",
+    "check_positive",
+    "check_int",
     "check_epsilon",
     "check_delta",
     "check_probability",
@@ -57,19 +62,61 @@ ADD_REMOVE = "add_remove"
 _RELATIONS = (REPLACE_ONE, ADD_REMOVE)
 
 
-def _finite(where: str, name: str, value) -> float:
+def check_real(where: str, name: str, value) -> float:
+    """Return ``value`` as a finite float, or raise ``ValueError`` naming ``where``, ``name`` and the value.
+
+    Accepts Python and NumPy real numbers. Refuses ``None``, strings (also numeric ones such as
+    ``"1e-5"``: a number that arrives as text is a bug upstream), bools, complex numbers, NaN,
+    infinities and integers too large for a float.
+    """
+    if value is None or isinstance(value, (bool, np.bool_, str, bytes)) or isinstance(value, complex):
+        raise ValueError(f"{where}: {name} must be a real number (got {value!r})")
     try:
         v = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{where}: {name} must be a real number (got {value!r})") from None
     if not math.isfinite(v):
-        raise ValueError(f"{where}: {name} must be finite (got {v})")
+        raise ValueError(f"{where}: {name} must be finite (got {name} = {v})")
+    return v
+
+
+def check_positive(where: str, name: str, value) -> float:
+    """Return ``value`` as a float, or raise ``ValueError`` unless it is a finite real number ``> 0``."""
+    v = check_real(where, name, value)
+    if v <= 0:
+        raise ValueError(f"{where}: {name} must be finite and > 0 (got {name} = {v:.6g})")
+    return v
+
+
+def check_int(where: str, name: str, value, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer ``>= minimum``.
+
+    Integral floats (``3.0``) are accepted; ``None``, strings, bools, ``2.5``, NaN and integers
+    above ``2**53`` (not exactly representable as floats, far beyond any count) are not.
+    """
+    if value is None or isinstance(value, (bool, np.bool_, str, bytes)) or isinstance(value, complex):
+        raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+    else:
+        try:
+            f = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{where}: {name} must be an integer (got {value!r})") from None
+        if not (math.isfinite(f) and f.is_integer()):
+            raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
+        v = int(f)
+    if v > 2**53:
+        digits = str(v)
+        raise ValueError(f"{where}: {name} must be <= 2**53 (got {name} = {digits[:12]}..., {len(digits)} digits)")
+    if v < minimum:
+        raise ValueError(f"{where}: {name} must be >= {minimum} (got {name} = {v}, short by {minimum - v})")
     return v
 
 
 def check_epsilon(where: str, eps, name: str = "eps") -> float:
     """Return ``eps`` as a float or raise ``ValueError`` unless ``0 < eps < inf``."""
-    eps = _finite(where, name, eps)
+    eps = check_real(where, name, eps)
     if eps <= 0:
         raise ValueError(f"{where}: {name} must be > 0 (got {name} = {eps:.6g}, {abs(eps):.3g} at or below 0)")
     return eps
@@ -77,7 +124,7 @@ def check_epsilon(where: str, eps, name: str = "eps") -> float:
 
 def check_delta(where: str, delta, name: str = "delta", allow_zero: bool = False) -> float:
     """Return ``delta`` as a float or raise ``ValueError`` unless ``0 < delta < 1`` (``0 <=`` if allowed)."""
-    delta = _finite(where, name, delta)
+    delta = check_real(where, name, delta)
     lo_ok = delta >= 0 if allow_zero else delta > 0
     if not lo_ok or delta >= 1:
         rng = "[0, 1)" if allow_zero else "(0, 1)"
@@ -88,26 +135,31 @@ def check_delta(where: str, delta, name: str = "delta", allow_zero: bool = False
 
 def check_probability(where: str, q, name: str = "q") -> float:
     """Return ``q`` as a float or raise ``ValueError`` unless ``0 < q <= 1``."""
-    q = _finite(where, name, q)
+    q = check_real(where, name, q)
     if q <= 0 or q > 1:
         off = -q if q <= 0 else q - 1
         raise ValueError(f"{where}: {name} must lie in (0, 1] (got {name} = {q:.6g}, outside by {off:.3g})")
     return q
 
 
+def _event_tuple(where: str, events) -> tuple:
+    """``events`` as a tuple of Events, or ``ValueError`` naming the first element that is not one."""
+    if isinstance(events, Event) or isinstance(events, (str, bytes)) or not hasattr(events, "__iter__"):
+        raise ValueError(f"{where}: events must be a sequence of Events (got {events!r})")
+    evs = tuple(events)
+    for e in evs:
+        if not isinstance(e, Event):
+            raise ValueError(f"{where}: every element must be an Event (got {type(e).__name__} {e!r})")
+    return evs
+
+
 def _check_relation(where: str, relation: str) -> str:
-    if relation not in _RELATIONS:
+    if not isinstance(relation, str) or relation not in _RELATIONS:
         raise ValueError(f"{where}: unknown neighbouring relation {relation!r} (use {REPLACE_ONE!r} or {ADD_REMOVE!r})")
     return relation
 
 
-def _check_int(where: str, name: str, value, minimum: int) -> int:
-    if isinstance(value, bool) or not float(value).is_integer():
-        raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
-    v = int(value)
-    if v < minimum:
-        raise ValueError(f"{where}: {name} must be >= {minimum} (got {name} = {v}, short by {minimum - v})")
-    return v
+_check_int = check_int  # former private name, kept for callers outside this package
 
 
 class Event:
@@ -124,7 +176,7 @@ class Gaussian(Event):
     relation: str = REPLACE_ONE
 
     def __post_init__(self):
-        z = _finite("Gaussian", "noise_multiplier", self.noise_multiplier)
+        z = check_real("Gaussian", "noise_multiplier", self.noise_multiplier)
         if z <= 0:
             raise ValueError(f"Gaussian: noise_multiplier (sigma) must be > 0 (got {z:.6g}, {abs(z):.3g} at or below 0)")
         object.__setattr__(self, "noise_multiplier", z)
@@ -154,8 +206,8 @@ class SampledWithoutReplacement(Event):
     inner: Event
 
     def __post_init__(self):
-        n = _check_int("SampledWithoutReplacement", "n", self.n, 1)
-        m = _check_int("SampledWithoutReplacement", "m", self.m, 1)
+        n = check_int("SampledWithoutReplacement", "n", self.n, 1)
+        m = check_int("SampledWithoutReplacement", "m", self.m, 1)
         if m > n:
             raise ValueError(f"SampledWithoutReplacement: sample size m = {m} exceeds n = {n} (by {m - n})")
         object.__setattr__(self, "n", n)
@@ -203,10 +255,7 @@ class Composed(Event):
     events: Tuple[Event, ...] = field(default_factory=tuple)
 
     def __post_init__(self):
-        evs = tuple(self.events)
-        for e in evs:
-            if not isinstance(e, Event):
-                raise ValueError(f"Composed: every element must be an Event (got {type(e).__name__})")
+        evs = _event_tuple("Composed", self.events)
         rels = {e.relation for e in evs}
         if len(rels) > 1:
             raise ValueError(f"Composed: events mix neighbouring relations {sorted(rels)}")
@@ -227,7 +276,7 @@ class SelfComposed(Event):
     def __post_init__(self):
         if not isinstance(self.inner, Event):
             raise ValueError(f"SelfComposed: inner must be an Event (got {type(self.inner).__name__})")
-        object.__setattr__(self, "k", _check_int("SelfComposed", "k (T)", self.k, 1))
+        object.__setattr__(self, "k", check_int("SelfComposed", "k (T)", self.k, 1))
 
     @property
     def relation(self) -> str:
@@ -276,12 +325,12 @@ class MixtureOfGaussians(Event):
 
     def __post_init__(self):
         if self.shift_sample is not None:
-            v = _finite("MixtureOfGaussians", "shift_sample", self.shift_sample)
+            v = check_real("MixtureOfGaussians", "shift_sample", self.shift_sample)
             if v < 0:
                 raise ValueError(f"MixtureOfGaussians: shift_sample must be >= 0 (got {v})")
             object.__setattr__(self, "shift_sample", v)
-        c = _finite("MixtureOfGaussians", "shift_common", self.shift_common)
-        d = _finite("MixtureOfGaussians", "shift_rare", self.shift_rare)
+        c = check_real("MixtureOfGaussians", "shift_common", self.shift_common)
+        d = check_real("MixtureOfGaussians", "shift_rare", self.shift_rare)
         if c < 0 or d < 0:
             raise ValueError(f"MixtureOfGaussians: shifts must be >= 0 (got shift_common = {c}, shift_rare = {d})")
         object.__setattr__(self, "shift_common", c)
@@ -306,12 +355,9 @@ class WorstCase(Event):
     events: Tuple[Event, ...] = field(default_factory=tuple)
 
     def __post_init__(self):
-        evs = tuple(self.events)
+        evs = _event_tuple("WorstCase", self.events)
         if not evs:
             raise ValueError("WorstCase: needs at least one event")
-        for e in evs:
-            if not isinstance(e, Event):
-                raise ValueError(f"WorstCase: every element must be an Event (got {type(e).__name__})")
         rels = {e.relation for e in evs}
         if len(rels) > 1:
             raise ValueError(f"WorstCase: events mix neighbouring relations {sorted(rels)}")

@@ -157,3 +157,27 @@ def blackbox_exact_delta(eps, delta, rho, T, eps_prime):
             B = c.factorial(T) / (c.factorial(i) * c.factorial(j) * c.factorial(k)) * am**i * ap**j * a0**k
             tot += max(0, A - c.exp(ep) * B)
     return tot
+
+
+def gaussian_chi_moment(mu, j, dps=400):
+    """``E[(e^{mu x - mu^2/2} - 1)^j]`` for even ``j`` by the alternating forward difference at ``dps`` digits
+    (enough to absorb the cancellation), odd ``j`` by the Cauchy-Schwarz mean of its even neighbours."""
+    c = _ctx()
+    c.dps = dps
+    mu = c.mpf(mu)
+
+    def even(k):
+        return c.fsum(c.binomial(k, i) * (-1) ** (k - i) * c.exp(mu * mu * i * (i - 1) / 2) for i in range(k + 1))
+
+    return even(j) if j % 2 == 0 else c.sqrt(even(j - 1) * even(j + 1))
+
+
+def wbk19_gaussian_specific_log_a(alpha: int, q, z, dps=400):
+    """WBK19's Gaussian-specific without-replacement bound, summed term by term at ``dps`` digits."""
+    c = _ctx()
+    c.dps = dps
+    q, z = c.mpf(q), c.mpf(z)
+    A = c.mpf(1)
+    for j in range(2, alpha + 1):
+        A += q**j * c.binomial(alpha, j) * min(4 * gaussian_chi_moment(1 / z, j, dps), 2 * c.exp((j - 1) * c.mpf(j) / (2 * z * z)))
+    return c.log(A)

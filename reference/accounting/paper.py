@@ -35,6 +35,7 @@ from .events import (
     SelfComposed,
     check_delta,
     check_epsilon,
+    check_int,
     check_probability,
 )
 
@@ -53,6 +54,18 @@ __all__ = [
     "table_1",
     "PaperAccountant",
 ]
+
+
+def _expm1(x: float) -> float:
+    """``e^x - 1``, ``inf`` instead of OverflowError (large s eps, T eps_tilde: the bound is then vacuous)."""
+    return math.expm1(x) if x < 709.0 else math.inf
+
+
+def _log1p_rho_expm1(rho: float, x: float) -> float:
+    """``log(1 + rho (e^x - 1))`` without overflow: ``x + log(rho + (1 - rho) e^{-x})`` for large x."""
+    if x < 700.0:
+        return math.log1p(rho * math.expm1(x))
+    return x + math.log(rho + (1.0 - rho) * math.exp(-x))
 
 
 def sequential_composition(eps: Sequence[float], delta: Sequence[float]) -> tuple[float, float]:
@@ -76,9 +89,9 @@ def advanced_composition(eps: float, delta: float, k: int, delta_prime: float) -
     """
     eps = check_epsilon("advanced_composition", eps)
     delta = check_delta("advanced_composition", delta, allow_zero=True)
-    k = _check_int("advanced_composition", "k", k, 1)
+    k = check_int("advanced_composition", "k", k, 1)
     delta_prime = check_delta("advanced_composition", delta_prime, "delta_prime")
-    eps_p = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps + k * eps * math.expm1(eps)
+    eps_p = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps + k * eps * _expm1(eps)  # inf when e^eps overflows
     return eps_p, delta_prime + k * delta
 
 
@@ -92,7 +105,7 @@ def subsampling_lemma_4_1(eps: float, delta: float, rho: float) -> tuple[float, 
     eps = check_epsilon("subsampling_lemma_4_1", eps)
     delta = check_delta("subsampling_lemma_4_1", delta, allow_zero=True)
     rho = check_probability("subsampling_lemma_4_1", rho, "rho")
-    return math.log1p(rho * math.expm1(eps)), rho * delta
+    return _log1p_rho_expm1(rho, eps), rho * delta
 
 
 def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
@@ -103,8 +116,11 @@ def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
     """
     eps = check_epsilon("group_privacy", eps)
     delta = check_delta("group_privacy", delta, allow_zero=True)
-    c = _check_int("group_privacy", "c", c, 1)
-    return c * eps, c * math.exp((c - 1) * eps) * delta
+    c = check_int("group_privacy", "c", c, 1)
+    if delta == 0:
+        return c * eps, 0.0
+    x = (c - 1) * eps
+    return c * eps, (c * math.exp(x) * delta if x < 709.0 else math.inf)
 
 
 def preprocessing_theorem_4_1(eps: float, delta: float, c: int) -> tuple[float, float]:
@@ -118,11 +134,11 @@ def preprocessing_theorem_4_1(eps: float, delta: float, c: int) -> tuple[float, 
 def _theorem_4_2_inputs(where, eps, delta, N, s, T, delta_hat):
     eps = check_epsilon(where, eps)
     delta = check_delta(where, delta, allow_zero=True)
-    N = _check_int(where, "N", N, 1)
-    s = _check_int(where, "s", s, 1)
+    N = check_int(where, "N", N, 1)
+    s = check_int(where, "s", s, 1)
     if s > N:
         raise ValueError(f"{where}: the number of sampled agents s = {s} exceeds N = {N} (by {s - N})")
-    T = _check_int(where, "T", T, 1)
+    T = check_int(where, "T", T, 1)
     delta_hat = check_delta(where, delta_hat, "delta_hat")
     return eps, delta, N, s, T, delta_hat
 
@@ -145,10 +161,10 @@ def theorem_4_2(eps: float, delta: float, N: int, s: int, T: int, delta_hat: flo
     """
     eps, delta, N, s, T, delta_hat = _theorem_4_2_inputs("theorem_4_2", eps, delta, N, s, T, delta_hat)
     rho = s / N
-    eps_tilde = math.log1p(rho * math.expm1(s * eps))
+    eps_tilde = _log1p_rho_expm1(rho, s * eps)
     delta_tilde = rho * s * delta
     eps_seq = T * eps_tilde
-    eps_adv = math.sqrt(2.0 * T * math.log(1.0 / delta_hat)) * eps_tilde + T * eps_tilde * math.expm1(eps_tilde)
+    eps_adv = math.sqrt(2.0 * T * math.log(1.0 / delta_hat)) * eps_tilde + T * eps_tilde * _expm1(eps_tilde)
     return min(eps_seq, eps_adv), delta_hat + T * delta_tilde
 
 

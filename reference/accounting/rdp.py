@@ -50,14 +50,20 @@ from .events import (
     SelfComposed,
     WorstCase,
     check_delta,
+    check_int,
+    check_positive,
     check_probability,
+    check_real,
 )
 
 __all__ = [
     "DEFAULT_ORDERS",
+    "MAX_ORDER",
     "gaussian_rdp",
     "pure_dp_rdp",
     "wbk19_theorem9_log_a",
+    "wbk19_gaussian_log_a",
+    "gaussian_chi_moments",
     "sampled_without_replacement_rdp",
     "coupling_subsampling_rdp",
     "poisson_gaussian_log_a",
@@ -69,24 +75,38 @@ __all__ = [
     "rdp_to_dp_improved",
     "lemma_2_moments_bound",
     "lemma_3_moments_bound",
+    "effective_gaussian",
     "RdpAccountant",
 ]
 
-#: Order grid: fine near 1 (small-eps and heavy-mixture regimes need alpha - 1 ~ 1e-2), quarter
-#: steps to 10, every integer to 64, then a geometric-ish tail to 256 (large noise multipliers).
-#: Every integer 2..256 needed by the without-replacement interpolation is computed internally.
+#: Order grid: fine near 1 (large eps and the heavy DP-RSVRG mixtures need alpha - 1 down to 1e-3),
+#: quarter steps to 10, every integer to 64, then a geometric tail to 1024. The grid is only where
+#: the search starts: :meth:`RdpAccountant.get_epsilon_and_order` extends it (up to
+#: :data:`MAX_ORDER`, down to ``1 + 1e-6``) while the best order sits at an end, so there is no
+#: artificial floor on eps (the old grid stopped at 256: eps >= 0.0195 at delta = 1e-5).
 DEFAULT_ORDERS = np.array(
     sorted(
-        set([1.01, 1.02, 1.05, 1.1, 1.25, 1.5, 1.75] + [x / 4 for x in range(8, 41)] + list(range(11, 65)) + [80, 96, 112, 128, 160, 192, 224, 256])
+        set([1.001, 1.002, 1.005, 1.01, 1.02, 1.05, 1.1, 1.25, 1.5, 1.75] + [x / 4 for x in range(8, 41)] + list(range(11, 65))
+            + [80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024])
     ),
     dtype=np.float64,
 )
+#: Largest order the adaptive search tries (the improved conversion then allows eps ~ 1e-5 at delta = 1e-5).
+MAX_ORDER = float(2**20)
+#: Integer orders up to which the WBK19 sums (Theorem 9, and the Gaussian-specific bound) are
+#: evaluated; above it only the coupling bound is used at without-replacement events (also sound).
+WBK19_MAX_ORDER = 256
 
 
 def _orders(where: str, orders) -> np.ndarray:
-    a = np.atleast_1d(np.asarray(orders, dtype=np.float64))
+    if orders is None or isinstance(orders, (str, bytes, bool)):
+        raise ValueError(f"{where}: orders must be a non-empty 1-d array of numbers > 1 (got {orders!r})")
+    try:
+        a = np.atleast_1d(np.asarray(orders, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: orders must be a non-empty 1-d array of numbers > 1 (got {orders!r})") from None
     if a.ndim != 1 or a.size == 0:
-        raise ValueError(f"{where}: orders must be a non-empty 1-d array")
+        raise ValueError(f"{where}: orders must be a non-empty 1-d array (got shape {a.shape})")
     bad = ~np.isfinite(a) | (a <= 1)
     if bad.any():
         raise ValueError(f"{where}: every order must be finite and > 1 (got {a[bad][0]!r})")
@@ -94,10 +114,7 @@ def _orders(where: str, orders) -> np.ndarray:
 
 
 def _positive(where: str, name: str, x) -> float:
-    x = float(x)
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{where}: {name} must be finite and > 0 (got {name} = {x:.6g})")
-    return x
+    return check_positive(where, name, x)
 
 
 def gaussian_rdp(orders, noise_multiplier: float) -> np.ndarray:
@@ -134,6 +151,32 @@ def _log_binom_table(amax: int) -> np.ndarray:
     return t
 
 
+def _integer_orders(where: str, alphas) -> np.ndarray:
+    al = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+    if al.size == 0 or np.any(~np.isfinite(al)) or np.any(al < 2) or np.any(al != np.round(al)):
+        raise ValueError(f"{where}: orders must be integers >= 2 (got {alphas!r})")
+    if al.max() > WBK19_MAX_ORDER:
+        raise ValueError(f"{where}: orders above {WBK19_MAX_ORDER} are not evaluated (got {al.max():g})")
+    return al.astype(int)
+
+
+def _log_a_from_terms(al: np.ndarray, log_terms: np.ndarray) -> np.ndarray:
+    """``log(1 + sum_{j=2}^{alpha} exp(L[alpha, j] + log_terms[j]))`` per integer order (log1p when small)."""
+    amax = int(al.max())
+    L = _log_binom_table(amax)[al]
+    terms = L + log_terms[None, : amax + 1]
+    terms[:, :2] = -np.inf
+    m = terms.max(axis=1)
+    out = np.empty(len(al))
+    small = m <= 0  # A - 1 <= amax: log1p keeps the relative precision of a tiny log A
+    out[small] = np.log1p(np.exp(terms[small]).sum(axis=1))
+    big = ~small
+    if big.any():
+        mb = m[big][:, None]
+        out[big] = np.logaddexp(0.0, (mb + np.log(np.exp(terms[big] - mb).sum(axis=1, keepdims=True)))[:, 0])
+    return out
+
+
 def wbk19_theorem9_log_a(alphas, q: float, eps_int: np.ndarray, eps_inf: float = math.inf) -> np.ndarray:
     r"""``log A(alpha)`` of Theorem 9 of Wang, Balle, Kasiviswanathan (2019) at integer orders ``alphas >= 2``.
 
@@ -148,18 +191,15 @@ def wbk19_theorem9_log_a(alphas, q: float, eps_int: np.ndarray, eps_inf: float =
     ``eps_int[j]`` must hold ``eps(j)`` for ``j = 0..max(alphas)`` (entries 0, 1 unused). For the
     Gaussian ``eps(inf) = inf`` and both inner minima select 2. (001's proof of Lemma 3 prints
     the sum without the binomial ``C(alpha, j)``: an extraction or transcription slip.)
+    Orders up to :data:`WBK19_MAX_ORDER`.
     """
     q = check_probability("wbk19_theorem9_log_a", q)
-    al = np.atleast_1d(np.asarray(alphas))
-    if al.size == 0 or np.any(al < 2) or np.any(al != np.round(al)):
-        raise ValueError(f"wbk19_theorem9_log_a: orders must be integers >= 2 (got {al!r})")
-    al = al.astype(int)
+    al = _integer_orders("wbk19_theorem9_log_a", alphas)
     amax = int(al.max())
     eps_int = np.asarray(eps_int, dtype=np.float64)
-    if eps_int.shape[0] < amax + 1:
-        raise ValueError(f"wbk19_theorem9_log_a: eps_int must have length >= {amax + 1} (got {eps_int.shape[0]})")
+    if eps_int.ndim != 1 or eps_int.shape[0] < amax + 1:
+        raise ValueError(f"wbk19_theorem9_log_a: eps_int must have length >= {amax + 1} (got shape {eps_int.shape})")
     eps_int = eps_int[: amax + 1]
-    L = _log_binom_table(amax)[al]
     j = np.arange(amax + 1, dtype=np.float64)
     if math.isinf(eps_inf):
         log_min_j = np.full(amax + 1, math.log(2.0))
@@ -170,31 +210,106 @@ def wbk19_theorem9_log_a(alphas, q: float, eps_int: np.ndarray, eps_inf: float =
     log_t2 = min(math.log(4.0) + e2 + math.log(-math.expm1(-e2)), e2 + float(log_min_j[2]))
     row = j * math.log(q) + (j - 1) * eps_int + log_min_j
     row[2] = 2 * math.log(q) + log_t2
-    row[:2] = -np.inf
-    terms = L + row[None, :]
-    terms[:, 0] = 0.0  # the leading 1 of A
-    rest = terms[:, 1:]
-    m = rest.max(axis=1)
-    out = np.empty(len(al))
-    small = m <= 0  # then A - 1 <= amax: log1p keeps the relative precision of tiny log A
-    out[small] = np.log1p(np.exp(rest[small]).sum(axis=1))
-    big = ~small
-    if big.any():
-        mb = terms[big].max(axis=1, keepdims=True)
-        out[big] = (mb + np.log(np.exp(terms[big] - mb).sum(axis=1, keepdims=True)))[:, 0]
+    return _log_a_from_terms(al, row)
+
+
+@lru_cache(maxsize=64)
+def _gaussian_chi_moments_cached(mu: float, jmax: int) -> np.ndarray:
+    jmax += jmax % 2  # even
+    js = np.arange(2, jmax + 1, 2, dtype=np.float64)
+    out = np.full(jmax + 1, -np.inf)
+    # Forward differences in closed form: B_j = Delta^j f(0) = sum_i C(j,i) (-1)^(j-i) f(i),
+    # f(i) = exp(mu^2 i (i-1) / 2), all even j at once (rows), each row scaled by its largest term.
+    jj = js.astype(int)
+    i = np.arange(jmax + 1, dtype=np.float64)
+    lc = _log_binom_table(jmax)[jj]  # -inf where i > j
+    t = lc + (mu * mu * i * (i - 1) / 2.0)[None, :]
+    tm = t.max(axis=1, keepdims=True)
+    w = np.exp(t - tm)
+    sgn = np.where((jj[:, None] - i[None, :]) % 2 == 0, 1.0, -1.0)
+    val = (sgn * w).sum(axis=1)
+    # rounding error of the signed sum, relative to it: each term carries ~|t| u from exp(t - tm), the
+    # summation (jmax + 1) u; keep the sum where the bound is below 1e-10 and inflate B_j by it (sound)
+    u = 2.0**-52
+    with np.errstate(divide="ignore", invalid="ignore"):
+        err = w.sum(axis=1) * (4.0 * u * np.abs(np.where(np.isfinite(t), t, 0.0)).max(axis=1) + (jmax + 3) * u) / val
+    ok_rows = (val > 0) & (err <= 1e-10)
+    ok = np.zeros(jmax + 1, dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[jj[ok_rows]] = tm[ok_rows, 0] + np.log(val[ok_rows]) + np.log1p(err[ok_rows])
+    ok[jj[ok_rows]] = True
+    need = [int(jj) for jj in js if not ok[int(jj)]]
+    if need:
+        # E[(Y - 1)^j], Y = exp(mu x - mu^2/2), x ~ N(0, 1): the integrand is >= 0 (j even) and entire,
+        # so the trapezoid rule in log space is accurate to ~1e-14 relative at step 0.25
+        # (test_gaussian_chi_moments_match_mpmath).
+        s = 0.25
+        x = np.arange(-45.0, max(need) * mu + 45.0 + s, s)
+        u = mu * x - mu * mu / 2.0
+        with np.errstate(divide="ignore", over="ignore"):
+            la = np.where(u > 0, u + np.log(-np.expm1(-np.abs(u))), np.log(-np.expm1(np.minimum(u, 0.0))))
+        lphi = -x * x / 2.0 - 0.5 * math.log(2 * math.pi) + math.log(s)
+        nj = np.array(need, dtype=np.float64)[:, None]
+        out[need] = special.logsumexp(nj * la[None, :] + lphi[None, :], axis=1) + 1e-10  # inflated by 1e-10 relative
+    out[3:jmax:2] = 0.5 * (out[2 : jmax - 1 : 2] + out[4 : jmax + 1 : 2])  # odd j: Cauchy-Schwarz, sqrt(B_{j-1} B_{j+1})
+    out[:2] = -np.inf
+    out.setflags(write=False)
     return out
 
 
-def sampled_without_replacement_rdp(orders, q: float, inner_rdp_integer) -> np.ndarray:
+def gaussian_chi_moments(mu: float, jmax: int) -> np.ndarray:
+    r"""``log B_j`` for ``j = 0..jmax`` (``-inf`` at 0, 1): the moments used by WBK19's Gaussian bound.
+
+    Even ``j``: :math:`B_j = E_{x\sim N(0,1)}[(e^{\mu x-\mu^2/2}-1)^j] = \Delta^j f(0)`,
+    :math:`f(i)=e^{\mu^2 i(i-1)/2}` (the j-th Pearson-Vajda chi moment of the Gaussian pair at shift
+    mu, expanded binomially). Odd ``j``: :math:`\sqrt{B_{j-1}B_{j+1}}`, an upper bound of
+    :math:`E|e^{\mu x-\mu^2/2}-1|^j` by Cauchy-Schwarz. The alternating binomial sum is used where its
+    rounding-error bound is below 1e-10 of it, otherwise log-space trapezoid quadrature (accurate to
+    ~1e-14 relative); either way the value is inflated by its error allowance (1e-10 relative at
+    most), so it is an upper bound of the exact moment.
+    """
+    mu = _positive("gaussian_chi_moments", "mu", mu)
+    jmax = check_int("gaussian_chi_moments", "jmax", jmax, 2)
+    return _gaussian_chi_moments_cached(mu, jmax)[: jmax + 1]
+
+
+def wbk19_gaussian_log_a(alphas, q: float, noise_multiplier: float) -> np.ndarray:
+    r"""``log A(alpha)`` of WBK19's Gaussian-specific bound for sampling without replacement (replace-one).
+
+    Wang, Balle, Kasiviswanathan (2019), arXiv:1808.00087, Theorem 27 (the strengthened bound for
+    the subsampled Gaussian): the ``j``-th term of Theorem 9 is
+
+    .. math:: q^j\binom{\alpha}{j}\min\{4B_j,\ 2e^{(j-1)\epsilon(j)}\},\qquad j\ge2,
+
+    with :math:`\epsilon(j)=j/(2z^2)` and :math:`B_j` from :func:`gaussian_chi_moments` at
+    :math:`\mu=1/z` (``4 B_j`` bounds the ternary chi^j divergence of three Gaussians at pairwise
+    distance <= mu; at ``j = 2`` the term equals Theorem 9's). Integer orders
+    ``2..WBK19_MAX_ORDER``. Never above :func:`wbk19_theorem9_log_a` with ``eps(inf) = inf``.
+    Checks: equal to dp-accounting's implementation, both directions
+    (``test_wbk19_gaussian_bound_equals_the_peer``); never below the exact RDP of the attained
+    pair ``((1-q) N(0,1) + q N(mu,1), N(0,1))`` (``test_wbk19_gaussian_bound_is_above_an_attained_pair``).
+    """
+    q = check_probability("wbk19_gaussian_log_a", q)
+    z = _positive("wbk19_gaussian_log_a", "noise_multiplier (sigma)", noise_multiplier)
+    al = _integer_orders("wbk19_gaussian_log_a", alphas)
+    amax = int(al.max())
+    j = np.arange(amax + 1, dtype=np.float64)
+    log_b = gaussian_chi_moments(1.0 / z, amax + 1)[: amax + 1]
+    row = j * math.log(q) + np.minimum(math.log(4.0) + log_b, math.log(2.0) + (j - 1) * j / (2.0 * z * z))
+    return _log_a_from_terms(al, row)
+
+
+def sampled_without_replacement_rdp(orders, q: float, inner_rdp_integer, gaussian_z: float | None = None) -> np.ndarray:
     """RDP of a mechanism run on a without-replacement sample (ratio ``q``), replace-one relation.
 
-    Integer orders: Theorem 9 of WBK19 (:func:`wbk19_theorem9_log_a`, the general upper bound,
-    with ``eps(inf) = inf`` i.e. no assumption on the inner mechanism beyond its RDP curve).
-    Fractional orders: linear interpolation of the cumulant ``K(alpha) = (alpha-1) eps(alpha)``
-    between ``floor(alpha)`` and ``ceil(alpha)`` (with ``K(1) = 0``); sound because the true
-    cumulant is convex in ``alpha`` (WBK19 Corollary 10; proof in accounting_subsampling.md).
-    At every order the result is the minimum of that and :func:`coupling_subsampling_rdp`
-    (both are upper bounds of the same quantity).
+    At integer orders ``k <= WBK19_MAX_ORDER`` the cumulant ``K(k) = (k-1) eps(k)`` is bounded by
+    the minimum of WBK19 Theorem 9 (:func:`wbk19_theorem9_log_a`, with ``eps(inf) = inf``), the
+    coupling bound (:func:`coupling_subsampling_rdp`) and, when the inner mechanism is a Gaussian
+    of noise multiplier ``gaussian_z``, WBK19's Gaussian-specific bound
+    (:func:`wbk19_gaussian_log_a`). Fractional orders: linear interpolation of that cumulant bound
+    between ``floor(alpha)`` and ``ceil(alpha)`` (``K(1) = 0``), sound because the true cumulant is
+    convex in ``alpha`` (WBK19 Corollary 10; accounting_subsampling.md), then the minimum with the
+    coupling bound at ``alpha`` itself. Orders above ``WBK19_MAX_ORDER``: the coupling bound.
     ``inner_rdp_integer(int_orders)`` returns the inner RDP at integer orders ``2..``.
     At ``q = 1`` this returns the inner RDP itself (no subsampling).
     """
@@ -202,21 +317,27 @@ def sampled_without_replacement_rdp(orders, q: float, inner_rdp_integer) -> np.n
     q = check_probability("sampled_without_replacement_rdp", q)
     if q == 1.0:
         return np.asarray(inner_rdp_integer(a), dtype=np.float64)
-    lo = np.floor(a).astype(int)
-    hi = np.ceil(a).astype(int)
-    t = a - lo
-    needed = np.unique(np.concatenate([lo, hi]))
-    needed = needed[needed >= 2]
-    amax = int(needed.max())
-    eps_int = np.zeros(amax + 1)
-    eps_int[2:] = inner_rdp_integer(np.arange(2, amax + 1, dtype=np.float64))
-    log_a = np.zeros(amax + 1)
-    log_a[needed] = wbk19_theorem9_log_a(needed, q, eps_int)
-    K = (1 - t) * log_a[lo] + t * log_a[hi]
-    K_coupling = (a - 1) * coupling_subsampling_rdp(a, q, inner_rdp_integer(a))
-    return np.minimum(K, K_coupling) / (a - 1)
-
-
+    K = (a - 1) * coupling_subsampling_rdp(a, q, inner_rdp_integer(a))
+    lo = np.floor(a).astype(np.int64)
+    hi = np.ceil(a).astype(np.int64)
+    inside = hi <= WBK19_MAX_ORDER
+    if inside.any():
+        t = (a - lo)[inside]
+        lo_i, hi_i = lo[inside], hi[inside]
+        needed = np.unique(np.concatenate([lo_i, hi_i]))
+        needed = needed[needed >= 2]
+        amax = int(needed.max())
+        ints = np.arange(2, amax + 1, dtype=np.float64)
+        eps_int = np.zeros(amax + 1)
+        eps_int[2:] = inner_rdp_integer(ints)
+        log_a = np.zeros(amax + 1)  # K(1) = 0
+        kk = needed.astype(np.float64)
+        # WBK19's Gaussian-specific bound is never above Theorem 9, so it replaces it for a Gaussian
+        bound = wbk19_gaussian_log_a(kk, q, gaussian_z) if gaussian_z is not None else wbk19_theorem9_log_a(kk, q, eps_int)
+        bound = np.minimum(bound, (kk - 1) * coupling_subsampling_rdp(kk, q, eps_int[needed]))
+        log_a[needed] = bound
+        K[inside] = np.minimum(K[inside], (1 - t) * log_a[lo_i] + t * log_a[hi_i])
+    return K / (a - 1)
 def coupling_subsampling_rdp(orders, q: float, inner_rdp) -> np.ndarray:
     """Without-replacement subsampling by the index coupling and joint convexity (replace-one).
 
@@ -245,9 +366,9 @@ def poisson_gaussian_log_a(alpha: float, q: float, z: float) -> float:
     accounting_subsampling.md).
     """
     q = check_probability("poisson_gaussian_log_a", q)
-    z = _positive("poisson_gaussian_log_a", "noise_multiplier (sigma)", z)
-    alpha = float(alpha)
-    if not (math.isfinite(alpha) and alpha > 1):
+    z = _positive("poisson_gaussian_log_a", "z (noise multiplier)", z)
+    alpha = check_real("poisson_gaussian_log_a", "alpha", alpha)
+    if not alpha > 1:
         raise ValueError(f"poisson_gaussian_log_a: alpha must be finite and > 1 (got {alpha})")
     if q == 1.0:
         return (alpha - 1) * alpha / (2 * z * z)
@@ -355,10 +476,10 @@ def mixture_of_gaussians_rdp(orders, shift_common: float, shift_rare: float, p_r
     Derivation in accounting_dp_rsvrg.md.
     """
     a = _orders("mixture_of_gaussians_rdp", orders)
-    c = float(shift_common)
-    d = float(shift_rare)
+    c = check_real("mixture_of_gaussians_rdp", "shift_common", shift_common)
+    d = check_real("mixture_of_gaussians_rdp", "shift_rare", shift_rare)
     p = check_probability("mixture_of_gaussians_rdp", p_rare, "p_rare")
-    if not (math.isfinite(c) and math.isfinite(d) and c >= 0 and d >= 0):
+    if not (c >= 0 and d >= 0):
         raise ValueError(f"mixture_of_gaussians_rdp: shifts must be finite and >= 0 (got {c}, {d})")
     g = (a - 1) * a / 2.0
     if p == 1.0:
@@ -379,9 +500,9 @@ def mixture_triangle_rdp(orders, shift_common: float, shift_sample: float, p_rar
     ``D_alpha(P||R) <= (alpha - 1/2)/(alpha - 1) D_{2 alpha}(P||Q) + D_{2 alpha - 1}(Q||R)``.
     """
     a = _orders("mixture_triangle_rdp", orders)
-    c = float(shift_common)
-    s = float(shift_sample)
-    if not (math.isfinite(c) and math.isfinite(s) and c >= 0 and s > 0):
+    c = check_real("mixture_triangle_rdp", "shift_common", shift_common)
+    s = check_real("mixture_triangle_rdp", "shift_sample", shift_sample)
+    if not (c >= 0 and s > 0):
         raise ValueError(f"mixture_triangle_rdp: need shift_common >= 0 and shift_sample > 0 (got {c}, {s})")
     p = check_probability("mixture_triangle_rdp", p_rare, "p_rare")
     z = 1.0 / s
@@ -456,108 +577,164 @@ def lemma_3_moments_bound(lam: float, L0: float, n: int, b: int, sigma: float) -
     return 15 * (lam + 1) * L0 * L0 / (n * n * sigma * sigma)
 
 
+def effective_gaussian(event: Event) -> float | None:
+    """Noise multiplier of the single Gaussian equivalent to ``event``, or ``None``.
+
+    A ``Gaussian(z)``, or a ``Composed`` / ``SelfComposed`` nesting of Gaussians of one relation,
+    is exactly a Gaussian mechanism with ``z_eff = (sum_i z_i^{-2})^{-1/2}`` (the product of
+    shifted isotropic Gaussians is one Gaussian of shift ``sqrt(sum mu_i^2)``; Dong, Roth, Su
+    2022 Cor. 3.3). Anything else returns ``None``.
+    """
+    def inv_sq(e):
+        if isinstance(e, Gaussian):
+            return e.noise_multiplier ** -2.0
+        if isinstance(e, SelfComposed):
+            v = inv_sq(e.inner)
+            return None if v is None else e.k * v
+        if isinstance(e, Composed) and e.events:
+            vs = [inv_sq(x) for x in e.events]
+            return None if any(v is None for v in vs) else math.fsum(vs)
+        return None
+
+    v = inv_sq(event)
+    return None if v is None else v ** -0.5
+
+
+def _bad(where: str, why: str) -> ValueError:
+    return ValueError(f"{where}: {why}")
+
+
 class RdpAccountant:
-    """Composes events in RDP on a fixed order grid and converts to (eps, delta).
+    """Composes events in RDP and converts to (eps, delta).
 
     Supports: ``Gaussian``; ``EpsilonDelta`` with ``delta = 0``; ``SampledWithoutReplacement``
-    of any supported replace-one event (WBK19 Thm 9); ``PoissonSampled(q, Gaussian(z,
-    ADD_REMOVE))`` (MTZ19); ``Activation`` of a supported event; ``MixtureOfGaussians``;
-    ``Composed`` / ``SelfComposed`` (additivity, Mironov 2017 Prop. 1); ``WorstCase`` (pointwise
-    maximum over orders). Anything else (an
-    ``EpsilonDelta`` with ``delta > 0`` has no finite RDP; events of another neighbouring
-    relation) raises ``ValueError``.
+    of any supported replace-one event (WBK19 Thm 9 and the coupling bound; for a Gaussian inner
+    event also WBK19's Gaussian-specific bound); ``PoissonSampled(q, Gaussian(z, ADD_REMOVE))``
+    (MTZ19); ``Activation`` of a supported event; ``MixtureOfGaussians``; ``Composed`` /
+    ``SelfComposed`` (additivity, Mironov 2017 Prop. 1); ``WorstCase`` (pointwise maximum over
+    orders). Anything else (an ``EpsilonDelta`` with ``delta > 0`` has no finite RDP; events of
+    another neighbouring relation) raises ``ValueError``.
+
+    One dispatch: :meth:`_rdp_of` both validates an event and (given orders) computes its RDP, in
+    the manner of dp_accounting's ``_maybe_compose``; a new event type is one new branch there.
+
+    Orders. With ``orders=None`` the accountant starts from :data:`DEFAULT_ORDERS` and, when the
+    best order of the conversion sits at an end of the grid, extends the grid (up to
+    :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
+    floor set by the grid. Explicit ``orders`` are used as given.
     """
 
     def __init__(self, orders=None, relation: str = REPLACE_ONE):
+        self._adaptive = orders is None
         self.orders = _orders("RdpAccountant", DEFAULT_ORDERS if orders is None else orders)
-        if relation not in (REPLACE_ONE, ADD_REMOVE):
-            raise ValueError(f"RdpAccountant: unknown relation {relation!r}")
+        if not isinstance(relation, str) or relation not in (REPLACE_ONE, ADD_REMOVE):
+            raise ValueError(f"RdpAccountant: unknown relation {relation!r} (use {REPLACE_ONE!r} or {ADD_REMOVE!r})")
         self.relation = relation
         self._rdp = np.zeros_like(self.orders)
+        self._events: list[tuple[Event, int]] = []
 
-    def supports(self, event: Event) -> bool:
-        try:
-            self._check(event)
-        except ValueError:
-            return False
-        return True
-
-    def _check(self, event: Event) -> None:
+    # ---------------------------------------------------------------- the one dispatch
+    def _rdp_of(self, event: Event, a: np.ndarray | None) -> np.ndarray | None:
+        """Validate ``event`` (raise ``ValueError`` if it cannot be bounded); with orders ``a`` also
+        return its RDP curve there, with ``a = None`` only validate."""
+        where = "RdpAccountant"
         if not isinstance(event, Event):
-            raise ValueError(f"RdpAccountant: not an event: {event!r}")
+            raise _bad(where, f"not an event: {event!r}")
         if event.relation != self.relation:
-            raise ValueError(f"RdpAccountant: event relation {event.relation!r} differs from the accountant's {self.relation!r}")
-        if isinstance(event, (Gaussian, MixtureOfGaussians)):
-            return
+            raise _bad(where, f"event relation {event.relation!r} differs from the accountant's {self.relation!r}")
+        if isinstance(event, Gaussian):
+            return None if a is None else gaussian_rdp(a, event.noise_multiplier)
         if isinstance(event, EpsilonDelta):
             if event.delta > 0:
-                raise ValueError(f"RdpAccountant: an (eps, delta) event with delta = {event.delta:g} > 0 has no finite RDP bound")
-            return
-        if isinstance(event, SampledWithoutReplacement):
-            return self._check(event.inner)
-        if isinstance(event, PoissonSampled):
-            if not isinstance(event.inner, Gaussian):
-                raise ValueError("RdpAccountant: PoissonSampled is only bounded for a Gaussian inner event (MTZ19)")
-            return
-        if isinstance(event, (Activation, SelfComposed)):
-            return self._check(event.inner)
-        if isinstance(event, (Composed, WorstCase)):
-            for e in event.events:
-                self._check(e)
-            return
-        raise ValueError(f"RdpAccountant: cannot bound {type(event).__name__}")
-
-    def rdp(self, event: Event, orders=None) -> np.ndarray:
-        """RDP curve of ``event`` at ``orders`` (default: the accountant's grid)."""
-        self._check(event)
-        a = self.orders if orders is None else _orders("RdpAccountant.rdp", orders)
-        return self._rdp_of(event, a)
-
-    def _rdp_of(self, event: Event, a: np.ndarray) -> np.ndarray:
-        if isinstance(event, Gaussian):
-            return gaussian_rdp(a, event.noise_multiplier)
-        if isinstance(event, EpsilonDelta):
-            return pure_dp_rdp(a, event.eps)
+                raise _bad(where, f"an (eps, delta) event with delta = {event.delta:g} > 0 has no finite RDP bound")
+            return None if a is None else pure_dp_rdp(a, event.eps)
         if isinstance(event, MixtureOfGaussians):
+            if a is None:
+                return None
             out = mixture_of_gaussians_rdp(a, event.shift_common, event.shift_rare, event.p_rare)
             if event.shift_sample is not None and event.shift_sample > 0:
                 out = np.minimum(out, mixture_triangle_rdp(a, event.shift_common, event.shift_sample, event.p_rare))
             return out
         if isinstance(event, SampledWithoutReplacement):
-            return sampled_without_replacement_rdp(a, event.q, lambda o: self._rdp_of(event.inner, o))
+            self._rdp_of(event.inner, None)
+            if a is None:
+                return None
+            return sampled_without_replacement_rdp(a, event.q, lambda o: self._rdp_of(event.inner, o), effective_gaussian(event.inner))
         if isinstance(event, PoissonSampled):
-            return poisson_gaussian_rdp(a, event.q, event.inner.noise_multiplier)
+            if not isinstance(event.inner, Gaussian):
+                raise _bad(where, "PoissonSampled is only bounded for a Gaussian inner event (MTZ19)")
+            return None if a is None else poisson_gaussian_rdp(a, event.q, event.inner.noise_multiplier)
         if isinstance(event, Activation):
-            return activation_rdp(a, event.rho, self._rdp_of(event.inner, a))
+            inner = self._rdp_of(event.inner, a)
+            return None if a is None else activation_rdp(a, event.rho, inner)
         if isinstance(event, SelfComposed):
-            return event.k * self._rdp_of(event.inner, a)
+            inner = self._rdp_of(event.inner, a)
+            return None if a is None else event.k * inner
         if isinstance(event, Composed):
-            out = np.zeros_like(a)
-            for e in event.events:
-                out = out + self._rdp_of(e, a)
-            return out
+            parts = [self._rdp_of(e, a) for e in event.events]
+            return None if a is None else np.sum(parts, axis=0) if parts else np.zeros_like(a)
         if isinstance(event, WorstCase):
-            return np.max(np.array([self._rdp_of(e, a) for e in event.events]), axis=0)
-        raise ValueError(f"RdpAccountant: cannot bound {type(event).__name__}")  # pragma: no cover
+            parts = [self._rdp_of(e, a) for e in event.events]
+            return None if a is None else np.max(np.array(parts), axis=0)
+        raise _bad(where, f"cannot bound {type(event).__name__}")
+
+    # ---------------------------------------------------------------- public API
+    def supports(self, event: Event) -> bool:
+        """Whether this accountant can bound ``event`` (the same dispatch, without computing)."""
+        try:
+            self._rdp_of(event, None)
+        except ValueError:
+            return False
+        return True
+
+    def rdp(self, event: Event, orders=None) -> np.ndarray:
+        """RDP curve of ``event`` at ``orders`` (default: the accountant's grid)."""
+        a = self.orders if orders is None else _orders("RdpAccountant.rdp", orders)
+        self._rdp_of(event, None)
+        return self._rdp_of(event, a)
 
     def compose(self, event: Event, count: int = 1) -> "RdpAccountant":
         """Add ``count`` adaptive repetitions of ``event`` (RDP is additive)."""
-        if isinstance(count, bool) or int(count) != count or count < 1:
-            raise ValueError(f"RdpAccountant.compose: count must be an integer >= 1 (got {count!r})")
-        self._rdp = self._rdp + int(count) * self.rdp(event)
+        count = check_int("RdpAccountant.compose", "count", count, 1)
+        self._rdp = self._rdp + count * self.rdp(event)
+        self._events.append((event, count))
         return self
 
     @property
     def rdp_curve(self) -> np.ndarray:
         return self._rdp.copy()
 
+    def _curve_at(self, a: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(a)
+        for e, k in self._events:
+            out = out + k * self._rdp_of(e, a)
+        return out
+
     def get_epsilon(self, delta: float, method: str = "improved") -> float:
-        """Smallest eps over the grid such that the composed events are (eps, delta)-DP."""
+        """Smallest eps over the orders such that the composed events are (eps, delta)-DP."""
         return self.get_epsilon_and_order(delta, method)[0]
 
     def get_epsilon_and_order(self, delta: float, method: str = "improved") -> tuple[float, float]:
-        if method == "improved":
-            return rdp_to_dp_improved(self.orders, self._rdp, delta)
-        if method == "classical":
-            return rdp_to_dp_classical(self.orders, self._rdp, delta)
-        raise ValueError(f"RdpAccountant.get_epsilon: method must be 'improved' or 'classical' (got {method!r})")
+        if method not in ("improved", "classical"):
+            raise ValueError(f"RdpAccountant.get_epsilon: method must be 'improved' or 'classical' (got {method!r})")
+        convert = rdp_to_dp_improved if method == "improved" else rdp_to_dp_classical
+        delta = check_delta("RdpAccountant.get_epsilon", delta)
+        a, r = self.orders, self._rdp
+        eps, best = convert(a, r, delta)
+        if not self._adaptive or not self._events:
+            return eps, best
+        while True:  # extend the grid while the best order sits at one of its ends
+            if best >= a.max() and a.max() < MAX_ORDER:
+                new = np.minimum(a.max() * 2.0 ** (np.arange(1, 9) / 2.0), MAX_ORDER)
+                new = np.unique(np.round(new))
+            elif best <= a.min() and a.min() - 1 > 1.5e-6:
+                new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
+                new = new[new - 1 >= 1e-6]
+            else:
+                return eps, best
+            new = new[~np.isin(new, a)]
+            if new.size == 0:
+                return eps, best
+            a = np.concatenate([a, new])
+            r = np.concatenate([r, self._curve_at(new)])
+            eps, best = convert(a, r, delta)

@@ -87,3 +87,46 @@ def test_pld_replace_one_uses_twice_the_sensitivity_issue_378():
     assert abs(pld.get_epsilon(delta) - exact(1 / z)) > 1.0  # not the RDP accountant's convention
     ours = rdp.RdpAccountant().compose(Gaussian(z)).get_epsilon(delta)
     assert ours >= exact(1 / z)
+
+
+@pytest.mark.parametrize("q,z", [(0.1, 0.8), (0.01, 1.1), (0.5, 2.0), (0.004, 0.5), (0.1, 5.0), (0.06, 0.3)])
+def test_wbk19_gaussian_bound_equals_the_peer(q, z):
+    """WBK19's Gaussian-specific bound (their Thm 27) against dp-accounting's implementation of it,
+    pinned both ways at every integer order 2..256 where the peer's forward differences are well
+    conditioned."""
+    ints = np.arange(2, 257)
+    ours = rdp.wbk19_gaussian_log_a(ints, q, z) / (ints - 1)
+    peer = R._compute_rdp_sample_wor_gaussian(q, z, ints.astype(float))
+    assert np.allclose(ours, peer, rtol=1e-8, atol=0)
+
+
+def test_the_peers_gaussian_bound_loses_digits_at_large_noise_ours_does_not():
+    """q = 0.1, z = 30: the peer's forward differences cancel catastrophically at high orders (its
+    alpha = 256 value is 0.0297); the formula evaluated with 400 digits gives 0.004988, which ours
+    reproduces. The peer errs on the safe side (above), so this is a precision finding, not a soundness one."""
+    q, z = 0.1, 30.0
+    ours = rdp.wbk19_gaussian_log_a([20, 256], q, z) / np.array([19, 255])
+    peer = R._compute_rdp_sample_wor_gaussian(q, z, [20.0, 256.0])
+    assert ours[0] == pytest.approx(peer[0], rel=1e-9)
+    want = float(mpx.wbk19_gaussian_specific_log_a(256, q, z, dps=400)) / 255
+    assert want <= ours[1] <= want * (1 + 1e-9)
+    assert peer[1] > 5 * ours[1]
+
+
+@pytest.mark.parametrize("rho,T,delta_prime", [(0.05, 2000, 1e-2), (0.3, 500, 2e-2), (1.0, 300, 5e-2)])
+def test_exact_blackbox_composition_agrees_with_the_peer_pld(rho, T, delta_prime):
+    """blackbox_exact_epsilon (O(T) binomial form) against dp-accounting's PLD of the same activated
+    Kairouz-Oh-Viswanath pair: its (eps, delta) PLD mixed with the identity at weight rho, composed
+    T times by FFT. The peer rounds the loss 0.15 up to its grid (0.1501, as 0.15/1e-4 is a hair above
+    1500 in floating point), so it is slightly above the exact value: pinned both ways, within 0.3%."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+    one = pld.from_privacy_parameters(DifferentialPrivacyParameters(0.15, 1e-4), value_discretization_interval=1e-4)
+    if rho < 1:
+        one = one.compute_mixture(pld.identity(value_discretization_interval=1e-4), rho)
+    peer = one.self_compose(T).get_epsilon_for_delta(delta_prime)
+    from prirfed.reference.accounting.prirfed_accountant import blackbox_exact_epsilon
+
+    ours = blackbox_exact_epsilon(0.15, 1e-4, rho, T, delta_prime)
+    assert peer * (1 - 3e-3) <= ours <= peer

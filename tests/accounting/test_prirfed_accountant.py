@@ -182,3 +182,19 @@ def test_noise_constants_table_lead_3():
 def test_gaussian_exact_epsilon_matches_mpmath():
     for mu, delta in [(0.1, 1e-5), (1.0, 1e-3), (3.0, 1e-8)]:
         assert cal.gaussian_exact_epsilon(mu, delta) == pytest.approx(float(mpx.gaussian_exact_epsilon(delta, mu)), rel=1e-9)
+
+
+def test_exact_blackbox_tol_is_validated_and_large_T_is_linear():
+    for bad in (0.0, -1e-3, math.nan, math.inf, None, "1e-3"):
+        with pytest.raises(ValueError, match="blackbox_exact_epsilon: tol"):
+            pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 50, 1e-2, tol=bad)
+    e = pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 50, 1e-2, tol=1e-300)  # stops at one ulp
+    assert pa.blackbox_exact_delta(0.15, 1e-4, 0.05, 50, e) <= 1e-2
+    # T = 1e5: O(T) weights (the old code built (T+1)^2 arrays: 75 GiB here), and optimal, so below
+    # the corrected advanced composition at its own delta'
+    T = 100_000
+    n, log_w, _, _ = pa._blackbox_delta_terms(0.15, 0.0, 0.01, T)
+    assert n.size <= T + 1
+    e_adv, d_adv = pa.blackbox_advanced(0.15, 0.0, 100, 1, T, 1e-5)
+    e_T = pa.blackbox_exact_epsilon(0.15, 0.0, 0.01, T, d_adv)
+    assert 0 < e_T <= e_adv

@@ -1,0 +1,105 @@
+"""Input hygiene of the accounting API (issue 13, item 5): every bad value gives a ValueError whose
+message names the function (or event), the parameter and the value.
+
+Bad values tried for every numeric parameter of every public function below: None, a non-numeric
+string, a numeric string (a number that arrives as text is refused, not parsed), a bool, NaN, an
+infinity and an integer too large for a float (the old code raised OverflowError there).
+"""
+
+import math
+
+import pytest
+
+from prirfed.reference.accounting import calibration as cal
+from prirfed.reference.accounting import events as ev
+from prirfed.reference.accounting import paper
+from prirfed.reference.accounting import prirfed_accountant as pa
+from prirfed.reference.accounting import rdp
+
+BAD = [None, "abc", "1e-5", True, math.nan, math.inf, 10**400]
+
+G = ev.Gaussian(2.0)
+
+# (callable, names a message may start with (the function, or the event builder it delegates to),
+#  valid keyword arguments, parameters to spoil)
+CASES = [
+    (ev.Gaussian, "Gaussian", dict(noise_multiplier=1.0), ["noise_multiplier"]),
+    (ev.EpsilonDelta, "EpsilonDelta", dict(eps=1.0, delta=1e-5), ["eps", "delta"]),
+    (ev.SampledWithoutReplacement, "SampledWithoutReplacement", dict(n=10, m=2, inner=G), ["n", "m"]),
+    (ev.PoissonSampled, "PoissonSampled", dict(q=0.1, inner=ev.Gaussian(1.0, ev.ADD_REMOVE)), ["q"]),
+    (ev.SelfComposed, "SelfComposed", dict(inner=G, k=3), ["k"]),
+    (ev.Activation, "Activation", dict(rho=0.1, inner=G), ["rho"]),
+    (ev.MixtureOfGaussians, "MixtureOfGaussians", dict(shift_common=0.1, shift_rare=1.0, p_rare=0.01), ["shift_common", "shift_rare", "p_rare"]),
+    (paper.theorem_4_2, "theorem_4_2", dict(eps=0.15, delta=1e-4, N=100, s=1, T=50, delta_hat=1e-3), ["eps", "delta", "N", "s", "T", "delta_hat"]),
+    (paper.advanced_composition, "advanced_composition", dict(eps=0.1, delta=0.0, k=3, delta_prime=1e-3), ["eps", "delta", "k", "delta_prime"]),
+    (paper.subsampling_lemma_4_1, "subsampling_lemma_4_1", dict(eps=0.1, delta=0.0, rho=0.1), ["eps", "delta", "rho"]),
+    (paper.group_privacy, "group_privacy", dict(eps=0.1, delta=0.0, c=2), ["eps", "delta", "c"]),
+    (rdp.gaussian_rdp, "gaussian_rdp", dict(orders=[2.0], noise_multiplier=1.0), ["noise_multiplier"]),
+    (rdp.pure_dp_rdp, "pure_dp_rdp", dict(orders=[2.0], eps=1.0), ["eps"]),
+    (rdp.poisson_gaussian_log_a, "poisson_gaussian_log_a", dict(alpha=2.5, q=0.1, z=1.0), ["alpha", "q", "z"]),
+    (rdp.activation_rdp, "activation_rdp", dict(orders=[2.0], rho=0.5, inner_rdp=[0.1]), ["rho"]),
+    (rdp.mixture_of_gaussians_rdp, "mixture_of_gaussians_rdp", dict(orders=[2.0], shift_common=0.1, shift_rare=1.0, p_rare=0.1), ["shift_common", "shift_rare", "p_rare"]),
+    (rdp.rdp_to_dp_improved, "rdp_to_dp_improved", dict(orders=[2.0], rdp=[0.1], delta=1e-5), ["delta"]),
+    (rdp.wbk19_gaussian_log_a, "wbk19_gaussian_log_a", dict(alphas=[2, 3], q=0.1, noise_multiplier=1.0), ["q", "noise_multiplier"]),
+    (pa.dp_rsgd_event, "dp_rsgd_event", dict(sigma=0.5, tau=1.0, b=10, N_i=100, K=3), ["sigma", "tau", "b", "N_i", "K"]),
+    (pa.dp_rsvrg_event, "dp_rsvrg_event", dict(sigma=0.5, tau0=1.0, tau1=1.0, N_i=100, m=5, K=3), ["sigma", "tau0", "tau1", "N_i", "m", "K"]),
+    (pa.prirfed_event, "prirfed_event", dict(local_event=G, N=10, s=2, T=5), ["N", "s", "T"]),
+    (pa.prirfed_epsilon, ("prirfed_epsilon", "prirfed_event"), dict(local_event=G, N=10, s=2, T=5, delta=1e-5), ["delta", "N", "s", "T"]),
+    (pa.blackbox_round, "blackbox_round", dict(eps=0.15, delta=1e-4, rho=0.1), ["eps", "delta", "rho"]),
+    (pa.blackbox_exact_delta, "blackbox_exact_delta", dict(eps=0.15, delta=1e-4, rho=0.1, T=5, eps_prime=0.2), ["eps", "delta", "rho", "T", "eps_prime"]),
+    (pa.blackbox_exact_epsilon, "blackbox_exact_epsilon", dict(eps=0.15, delta=1e-4, rho=0.1, T=5, delta_prime=1e-3), ["eps", "delta", "rho", "T", "delta_prime", "tol"]),
+    (cal.paper_sigma_dp_rsgd, "paper_sigma_dp_rsgd", dict(eps=0.5, delta=1e-5, K=3, tau=1.0, N_i=100), ["eps", "delta", "K", "tau", "N_i", "o"]),
+    (cal.paper_sigma_dp_rsvrg, "paper_sigma_dp_rsvrg", dict(eps=0.5, delta=1e-5, m=5, K=3, tau=1.0, N_i=100), ["eps", "delta", "m", "K", "tau", "N_i", "o_tilde"]),
+    (cal.epsilon_dp_rsgd, ("epsilon_dp_rsgd", "dp_rsgd_event"), dict(sigma=0.5, delta=1e-5, K=3, tau=1.0, N_i=100, b=10), ["sigma", "delta", "K", "tau", "N_i", "b"]),
+    (cal.epsilon_dp_rsvrg, ("epsilon_dp_rsvrg", "dp_rsvrg_event"), dict(sigma=5.0, delta=1e-5, m=5, K=3, tau0=1.0, tau1=1.0, N_i=100), ["sigma", "delta", "m", "K", "tau0", "tau1", "N_i"]),
+    (cal.calibrate_sigma_dp_rsgd, ("calibrate_sigma_dp_rsgd", "paper_sigma_dp_rsgd", "dp_rsgd_event", "calibrate_sigma"), dict(eps=1.0, delta=1e-5, K=3, tau=1.0, N_i=100, b=100), ["eps", "delta", "K", "tau", "N_i", "b", "rtol"]),
+    (cal.gaussian_exact_epsilon, "gaussian_exact_epsilon", dict(mu=0.5, delta=1e-5), ["mu", "delta", "tol"]),
+]
+
+
+@pytest.mark.parametrize("fn,where,kw,params", CASES, ids=[c[1] if isinstance(c[1], str) else c[1][0] for c in CASES])
+def test_every_bad_value_is_a_value_error_naming_function_parameter_and_value(fn, where, kw, params):
+    fn(**kw)  # the valid call works
+    for name in params:
+        for bad in BAD:
+            with pytest.raises(ValueError) as err:
+                fn(**dict(kw, **{name: bad}))
+            msg = str(err.value)
+            assert msg.startswith(where if isinstance(where, str) else tuple(where)), (name, bad, msg)
+            assert name.split("_")[0] in msg or name in msg, (name, bad, msg)
+            shown = str(bad) if isinstance(bad, float) else repr(bad)[:12]
+            assert shown in msg, (name, bad, msg)
+
+
+def test_numeric_strings_and_bools_are_refused_by_the_shared_validators():
+    for f in (ev.check_real, ev.check_positive):
+        with pytest.raises(ValueError, match=r"f: x must be a real number \(got '1.0'\)"):
+            f("f", "x", "1.0")
+        with pytest.raises(ValueError, match=r"f: x must be a real number \(got True\)"):
+            f("f", "x", True)
+    with pytest.raises(ValueError, match=r"f: n must be an integer \(got 2.5\)"):
+        ev.check_int("f", "n", 2.5)
+    assert ev.check_int("f", "n", 3.0) == 3 and ev.check_real("f", "x", 2) == 2.0
+
+
+def test_bad_events_in_containers_are_value_errors():
+    with pytest.raises(ValueError, match="Composed: events must be a sequence of Events"):
+        ev.Composed(None)
+    with pytest.raises(ValueError, match="Composed: every element must be an Event"):
+        ev.Composed([G, "Gaussian(1)"])
+    with pytest.raises(ValueError, match="WorstCase: events must be a sequence"):
+        ev.WorstCase(G)
+    with pytest.raises(ValueError, match="SampledWithoutReplacement: inner must be an Event"):
+        ev.SampledWithoutReplacement(10, 2, None)
+    with pytest.raises(ValueError, match="RdpAccountant: not an event"):
+        rdp.RdpAccountant().compose(None)
+    with pytest.raises(ValueError, match="RdpAccountant: orders must be"):
+        rdp.RdpAccountant(orders="abc")
+
+
+def test_overflow_is_not_an_exception_where_the_bound_is_merely_vacuous():
+    """Large s eps used to raise OverflowError in Theorem 4.2; the printed bound is simply huge."""
+    e, d = paper.theorem_4_2(5.0, 1e-4, 1000, 200, 50, 1e-3)
+    assert math.isfinite(e) and e > 1000 and d == pytest.approx(1e-3 + 50 * 0.2 * 200 * 1e-4)
+    assert paper.advanced_composition(800.0, 0.0, 3, 1e-3)[0] == math.inf
+    assert paper.subsampling_lemma_4_1(1000.0, 0.0, 0.1)[0] == pytest.approx(1000 + math.log(0.1), rel=1e-15)
