@@ -3,11 +3,12 @@
 Subcommands live in :data:`SUBCOMMANDS` (name -> (help, add_arguments, run)); other parts of the
 project add theirs (``reproduce``, ``run``, ``list``) by registering an entry there.
 
-- ``prirfed privacy-table [--format text|csv|markdown]``: Table 1 of 000 (Theorem 4.2 as printed)
-  beside the rigorous accountant's eps' for the same settings (black-box (0.15, 1e-4) local
-  trainer, same delta').
-- ``prirfed account``: eps of a noise std for DP-RSGD / DP-RSVRG, alone or inside a PriRFed
-  run, or the sigma for a target eps.
+- ``prirfed privacy-table [--format text|csv|markdown] [--accountant best|pld]``: Table 1 of 000
+  (Theorem 4.2 as printed) beside the rigorous eps' for the same settings (black-box (0.15, 1e-4)
+  local trainer, same delta') and an attainable lower bound.
+- ``prirfed account [--accountant best|pld|rdp]``: eps of a noise std for DP-RSGD / DP-RSVRG,
+  alone or inside a PriRFed run, or the sigma for a target eps; prints ``[lower, upper]``
+  (attainable lower bound, accountant's upper bound) and their ratio.
 - ``prirfed list``: the experiments of :mod:`prirfed.experiments`, one line each.
 - ``prirfed reproduce EXPERIMENT [--quick|--tiny] [--out DIR] [--seed S] [--set KEY=VALUE ...]
   [--workers N | --dask-scheduler ADDRESS] [--resume] [--backend reference|verified] [--calibrate]
@@ -47,30 +48,63 @@ from prirfed.papers import PAPERS, name_papers
 
 __all__ = ["main", "SUBCOMMANDS", "privacy_table_rows"]
 
-PRIVACY_TABLE_COLUMNS = ("N", "s", "rho", "T", "eps_paper", "delta_paper", "eps_rigorous")
+PRIVACY_TABLE_COLUMNS = ("N", "s", "rho", "T", "eps_paper", "delta_paper", "eps_rigorous", "eps_lower")
 
 
-def privacy_table_rows() -> list[dict]:
-    """Rows of ``prirfed privacy-table``: Table 1 of 000 and the exact sound eps' at the same delta'."""
+def privacy_table_rows(accountant: str = "best") -> list[dict]:
+    """Rows of ``prirfed privacy-table``: Table 1 of 000 and the sound eps' at the same delta'.
+
+    ``eps_rigorous``: ``accountant="best"`` (default) is the exact optimal composition of the activated
+    rounds for any (0.15, 1e-4)-DP local trainer (``blackbox_exact_epsilon``; nothing sound is
+    smaller), ``"pld"`` the PLD accountant on the same event (an upper bound of it); RDP cannot bound
+    an (eps, delta) trainer with delta > 0. ``eps_lower``: the attainable lower bound (the same
+    activated Kairouz-Oh-Viswanath pair, optimistic grid).
+    """
+    from prirfed.reference.accounting.accountants import resolve_accountant
+    from prirfed.reference.accounting.events import Activation, EpsilonDelta, SelfComposed
+    from prirfed.reference.accounting.paper import TABLE_1_DELTA, TABLE_1_EPS
+    from prirfed.reference.accounting.pld import PldAccountant
     from prirfed.reference.accounting.prirfed_accountant import rigorous_table_1
 
-    return [
-        dict(N=r["N"], s=r["s"], rho=r["rho"], T=r["T"], eps_paper=r["eps_prime"], delta_paper=r["delta_prime"], eps_rigorous=r["eps_exact"])
-        for r in rigorous_table_1()
-    ]
+    acc = resolve_accountant("prirfed privacy-table", accountant)
+    if acc == "rdp" or not isinstance(acc, str):
+        raise ValueError("prirfed privacy-table: --accountant must be best or pld (RDP has no finite bound for an (eps, delta) "
+                         "local trainer with delta > 0)")
+    rows = []
+    for r in rigorous_table_1():
+        ev = SelfComposed(Activation(r["rho"], EpsilonDelta(TABLE_1_EPS, TABLE_1_DELTA)), r["T"])
+        pld = PldAccountant().compose(ev)
+        upper = r["eps_exact"] if acc == "best" else pld.get_epsilon(r["delta_prime"])
+        rows.append(dict(N=r["N"], s=r["s"], rho=r["rho"], T=r["T"], eps_paper=r["eps_prime"], delta_paper=r["delta_prime"],
+                         eps_rigorous=upper, eps_lower=pld.get_epsilon_lower(r["delta_prime"])))
+    return rows
 
 
 def _fmt(x) -> str:
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
 
+def _accept_negative_numbers(p: argparse.ArgumentParser) -> None:
+    """Let ``--delta -1e-5`` reach our validation (argparse takes ``-1e-5`` for an option otherwise)."""
+    import re
+
+    p._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|nan)$", re.IGNORECASE)
+
+
 def _add_privacy_table(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "csv", "markdown"), default="text",
                    help="output format (csv prints full precision)")
+    p.add_argument("--accountant", choices=("best", "pld", "rdp"), default="best",
+                   help="best: exact optimal composition (default); pld: the PLD accountant (rdp cannot bound delta > 0)")
 
 
 def _run_privacy_table(args, out) -> int:
-    rows = privacy_table_rows()
+    try:
+        rows = privacy_table_rows(args.accountant)
+    except ValueError as exc:
+        msg = str(exc)
+        prefix = "prirfed privacy-table: "
+        raise ValueError(msg[len(prefix):] if msg.startswith(prefix) else msg) from None
     cols = PRIVACY_TABLE_COLUMNS
     if args.format == "csv":
         w = csv.writer(out, lineterminator="\n")
@@ -84,10 +118,12 @@ def _run_privacy_table(args, out) -> int:
         for r in rows:
             out.write("| " + " | ".join(_fmt(r[c]) for c in cols) + " |\n")
         return 0
+    how = ("exact optimal eps'" if args.accountant == "best" else "the PLD accountant's eps' (an upper bound)")
     out.write(
         f"Table 1 of {PAPERS['000'].short} (Theorem 4.2 as printed; local training (eps, delta) = (0.15, 1e-4), delta_hat = 1e-3)\n"
-        "beside eps_rigorous: exact optimal eps' at the same delta' for ANY (0.15, 1e-4)-DP local trainer\n"
-        "(activation per round, parallel composition; see proofs_notes/accounting_theorem_4_2.md).\n\n"
+        f"beside eps_rigorous: {how} at the same delta' for ANY (0.15, 1e-4)-DP local trainer\n"
+        "(activation per round, parallel composition; see proofs_notes/accounting_theorem_4_2.md), and eps_lower:\n"
+        "the eps' of a trainer that attains it (randomized response activated per round; optimistic grid).\n\n"
     )
     widths = [max(len(c), *(len(_fmt(r[c])) for r in rows)) for c in cols]
     out.write("  ".join(c.rjust(wd) for c, wd in zip(cols, widths)) + "\n")
@@ -97,6 +133,7 @@ def _run_privacy_table(args, out) -> int:
 
 
 def _add_account(p: argparse.ArgumentParser) -> None:
+    _accept_negative_numbers(p)
     p.add_argument("--trainer", choices=("dp-rsgd", "dp-rsvrg"), required=True, help="the local trainer")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--sigma", type=float, help="noise std: print the eps it gives (this or --eps is required)")
@@ -113,40 +150,76 @@ def _add_account(p: argparse.ArgumentParser) -> None:
                                           "(default: none, the local trainer alone)")
     p.add_argument("--s", type=int, help="PriRFed: agents sampled per round (default: none)")
     p.add_argument("--T", type=int, help="PriRFed: rounds (default: none)")
+    p.add_argument("--accountant", choices=("best", "pld", "rdp"), default="best",
+                   help="best: smallest valid upper bound of PLD and RDP (default); pld; rdp")
 
 
 def _run_account(args, out) -> int:
-    from prirfed.reference.accounting import calibration as cal
-    from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event
-    from prirfed.reference.accounting.rdp import RdpAccountant
+    """``prirfed account``; a ValueError's own ``prirfed account: `` prefix is dropped (main adds it)."""
+    try:
+        return _account(args, out)
+    except ValueError as exc:
+        msg = str(exc)
+        prefix = "prirfed account: "
+        raise ValueError(msg[len(prefix):] if msg.startswith(prefix) else msg) from None
 
+
+def _account(args, out) -> int:
+    from prirfed.reference.accounting import calibration as cal
+    from prirfed.reference.accounting.accountants import privacy_report
+    from prirfed.reference.accounting.events import check_delta, check_epsilon, check_int, check_positive
+    from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
+
+    where = "prirfed account"
+    delta = check_delta(where, args.delta, "--delta")
+    K = check_int(where, "--K", args.K, 1)
+    N_i = check_int(where, "--N-i", args.N_i, 1)
+    tau = check_positive(where, "--tau", args.tau)
+    if args.sigma is not None:
+        check_positive(where, "--sigma", args.sigma)
+    else:
+        check_epsilon(where, args.eps, "--eps")
     run = [args.N, args.s, args.T]
     if any(v is not None for v in run) and not all(v is not None for v in run):
         raise ValueError("prirfed account: give all of --N, --s, --T (or none)")
+    if args.N is not None:
+        N, s_, T = (check_int(where, f"--{n}", v, 1) for n, v in zip(("N", "s", "T"), run))
+        if s_ > N:
+            raise ValueError(f"prirfed account: --s = {s_} exceeds --N = {N} (by {s_ - N})")
     if args.trainer == "dp-rsgd":
-        b = args.N_i if args.batch is None else args.batch
-        make = lambda sg: dp_rsgd_event(sg, args.tau, b, args.N_i, args.K)  # noqa: E731
-        what = f"DP-RSGD (K={args.K}, b={b}, N_i={args.N_i}, tau={args.tau:g})"
+        b = N_i if args.batch is None else check_int(where, "--batch", args.batch, 1)
+        if b > N_i:
+            raise ValueError(f"prirfed account: --batch = {b} exceeds --N-i = {N_i} (by {b - N_i})")
+        make = lambda sg: dp_rsgd_event(sg, tau, b, N_i, K)  # noqa: E731
+        what = f"DP-RSGD (K={K}, b={b}, N_i={N_i}, tau={tau:g})"
     else:
         if args.m is None:
             raise ValueError("prirfed account: --m is required for dp-rsvrg")
-        t0 = args.tau if args.tau0 is None else args.tau0
-        t1 = args.tau if args.tau1 is None else args.tau1
-        make = lambda sg: dp_rsvrg_event(sg, t0, t1, args.N_i, args.m, args.K)  # noqa: E731
-        what = f"DP-RSVRG (m={args.m}, K={args.K}, N_i={args.N_i}, tau0={t0:g}, tau1={t1:g})"
+        m = check_int(where, "--m", args.m, 1)
+        t0 = tau if args.tau0 is None else check_positive(where, "--tau0", args.tau0)
+        t1 = tau if args.tau1 is None else check_positive(where, "--tau1", args.tau1)
+        make = lambda sg: dp_rsvrg_event(sg, t0, t1, N_i, m, K)  # noqa: E731
+        what = f"DP-RSVRG (m={m}, K={K}, N_i={N_i}, tau0={t0:g}, tau1={t1:g})"
     if args.N is not None:
-        eps_of = lambda sg: cal.epsilon_prirfed(make(sg), args.N, args.s, args.T, args.delta)  # noqa: E731
-        what = f"PriRFed (N={args.N}, s={args.s}, T={args.T}) with {what}"
-    else:
-        eps_of = lambda sg: RdpAccountant().compose(make(sg)).get_epsilon(args.delta)  # noqa: E731
+        local = make
+        make = lambda sg: prirfed_event(local(sg), N, s_, T)  # noqa: E731
+        what = f"PriRFed (N={N}, s={s_}, T={T}) with {what}"
+    acc = args.accountant
     if args.sigma is not None:
-        out.write(f"{what}: sigma = {args.sigma:.6g} gives eps = {eps_of(args.sigma):.6g} at delta = {args.delta:g}\n")
+        sigma = args.sigma
+        rep = privacy_report(make(sigma), delta, acc)
+        out.write(f"{what}: sigma = {sigma:.6g} gives eps = {rep.upper:.6g} at delta = {delta:g} (accountant {acc}: {rep.accountant})\n")
     else:
-        c = cal.calibrate_sigma(eps_of, args.eps)
+        c = cal.calibrate_sigma(lambda sg: cal.epsilon_of_event(make(sg), delta, acc), args.eps, sigma0=1.0)
+        sigma = c.sigma
+        rep = privacy_report(make(sigma), delta, acc)
         out.write(
-            f"{what}: eps = {args.eps:g} at delta = {args.delta:g} needs sigma = {c.sigma:.6g} "
-            f"(bracket [{c.bracket[0]:.8g}, {c.bracket[1]:.8g}], rtol {c.rtol:.1e})\n"
+            f"{what}: eps = {args.eps:g} at delta = {delta:g} needs sigma = {sigma:.6g} "
+            f"(bracket [{c.bracket[0]:.8g}, {c.bracket[1]:.8g}], rtol {c.rtol:.1e}; accountant {acc}: {rep.accountant})\n"
         )
+    extra = "".join(f", {n} {v:.6g}" for n, v in (("pld", rep.pld), ("rdp", rep.rdp)) if v is not None)
+    out.write(f"  eps in [{rep.lower:.6g}, {rep.upper:.6g}] at sigma = {sigma:.6g}: attainable lower bound {rep.lower:.6g}, "
+              f"upper bound {rep.upper:.6g}, upper/lower = {rep.ratio:.4g} (upper bounds{extra})\n")
     return 0
 
 

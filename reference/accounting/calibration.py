@@ -4,10 +4,12 @@
   and 6 (from HMJG24 Theorem 1 and UHJM23 Claim 5) with the unspecified constants ``o``,
   ``o_tilde`` exposed (000 sets them to 1 in every experiment: ERRATA lead 3).
 - :func:`epsilon_dp_rsgd`, :func:`epsilon_dp_rsvrg`, :func:`epsilon_prirfed`: the eps a given
-  sigma really gives (RDP accountant, improved conversion).
+  sigma really gives, by the accountant chosen with ``accountant=`` (``"best"``, the default: the
+  smallest valid upper bound of the PLD and RDP accountants; ``"pld"``, ``"rdp"``, or an
+  accountant object; see :mod:`.accountants`).
 - :func:`calibrate_sigma` and the three wrappers: the smallest sigma (to a relative tolerance)
-  whose eps is at most the target, by bisection on ``log sigma`` (eps is non-increasing in
-  sigma: every RDP bound used is non-increasing in the noise multiplier). The tangent-Gaussian
+  whose eps is at most the target, by a bracketing search on ``log sigma`` (eps is non-increasing
+  in sigma) accelerated by regula falsi (Illinois) on ``log eps``. The tangent-Gaussian
   calibration of Prop. 2 of 001 and the analytic Gaussian mechanism live in
   ``prirfed.reference.mechanisms`` (not duplicated here).
 
@@ -33,7 +35,11 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from .events import check_delta, check_epsilon, check_int, check_positive
+import numpy as np
+
+from .accountants import epsilon as _epsilon_of_event
+from .accountants import resolve_accountant
+from .events import Event, check_delta, check_epsilon, check_int, check_positive
 from .prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
 from .rdp import RdpAccountant
 
@@ -43,6 +49,7 @@ __all__ = [
     "epsilon_dp_rsgd",
     "epsilon_dp_rsvrg",
     "epsilon_prirfed",
+    "epsilon_of_event",
     "Calibration",
     "calibrate_sigma",
     "calibrate_sigma_dp_rsgd",
@@ -81,28 +88,35 @@ def paper_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau: float, N
     return math.sqrt(o_tilde * m * K * math.log(1 / delta)) * tau / (N_i * eps)
 
 
-def _eps_of(event, delta, orders=None):
-    acc = RdpAccountant(orders)
-    acc.compose(event)
-    return acc.get_epsilon(delta)
+def _eps_of(event, delta, orders=None, accountant="best", where: str = "epsilon"):
+    """eps of ``event`` at ``delta`` by ``accountant`` (explicit RDP ``orders`` select the RDP accountant
+    on those orders, the behaviour before the accountant choice existed)."""
+    if orders is not None:
+        return RdpAccountant(orders).compose(event).get_epsilon(delta)
+    return _epsilon_of_event(event, delta, accountant, where)
 
 
-def epsilon_dp_rsgd(sigma: float, delta: float, K: int, tau: float, N_i: int, b: int, orders=None) -> float:
-    """eps of DP-RSGD (000 Alg. 2) with noise std sigma, at delta (RDP, improved conversion)."""
+def epsilon_of_event(event: Event, delta: float, accountant="best") -> float:
+    """eps of any event at ``delta`` by ``accountant`` (``"best"``, ``"pld"``, ``"rdp"`` or an object)."""
+    return _eps_of(event, delta, accountant=accountant, where="epsilon_of_event")
+
+
+def epsilon_dp_rsgd(sigma: float, delta: float, K: int, tau: float, N_i: int, b: int, orders=None, accountant="best") -> float:
+    """eps of DP-RSGD (000 Alg. 2) with noise std sigma, at delta, by ``accountant``."""
     delta = check_delta("epsilon_dp_rsgd", delta)
-    return _eps_of(dp_rsgd_event(sigma, tau, b, N_i, K), delta, orders)
+    return _eps_of(dp_rsgd_event(sigma, tau, b, N_i, K), delta, orders, accountant, "epsilon_dp_rsgd")
 
 
-def epsilon_dp_rsvrg(sigma: float, delta: float, m: int, K: int, tau0: float, tau1: float, N_i: int, orders=None) -> float:
-    """eps of DP-RSVRG (000 Alg. 3, lead 17 mixture bound) with noise std sigma, at delta."""
+def epsilon_dp_rsvrg(sigma: float, delta: float, m: int, K: int, tau0: float, tau1: float, N_i: int, orders=None, accountant="best") -> float:
+    """eps of DP-RSVRG (000 Alg. 3, lead 17 mixture step) with noise std sigma, at delta, by ``accountant``."""
     delta = check_delta("epsilon_dp_rsvrg", delta)
-    return _eps_of(dp_rsvrg_event(sigma, tau0, tau1, N_i, m, K), delta, orders)
+    return _eps_of(dp_rsvrg_event(sigma, tau0, tau1, N_i, m, K), delta, orders, accountant, "epsilon_dp_rsvrg")
 
 
-def epsilon_prirfed(local_event, N: int, s: int, T: int, delta: float, orders=None) -> float:
-    """eps of a whole PriRFed run (activation per round, T rounds) at delta."""
+def epsilon_prirfed(local_event, N: int, s: int, T: int, delta: float, orders=None, accountant="best") -> float:
+    """eps of a whole PriRFed run (activation per round, T rounds) at delta, by ``accountant``."""
     delta = check_delta("epsilon_prirfed", delta)
-    return _eps_of(prirfed_event(local_event, N, s, T), delta, orders)
+    return _eps_of(prirfed_event(local_event, N, s, T), delta, orders, accountant, "epsilon_prirfed")
 
 
 @dataclass(frozen=True)
@@ -118,41 +132,112 @@ class Calibration:
     evaluations: int
 
 
-def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: float = 1.0, rtol: float = 1e-6, max_iter: int = 200) -> Calibration:
-    """Smallest sigma (within ``rtol``) with ``eps_of_sigma(sigma) <= eps``, by bisection on ``log sigma``.
+def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: float = 1.0, rtol: float = 1e-6, max_iter: int = 200,
+                    lower0: float | None = None, factor: float = 2.0) -> Calibration:
+    """Smallest sigma (within ``rtol``) with ``eps_of_sigma(sigma) <= eps``; ``eps_of_sigma`` non-increasing.
 
-    Requires ``eps_of_sigma`` non-increasing. The bracket is found by doubling/halving from
-    ``sigma0``; raises ``ValueError`` if no bracket is found within ``max_iter`` steps.
+    A bracket ``[lo, hi]`` with ``eps(lo) > eps >= eps(hi)`` is found by doubling/halving from ``sigma0``,
+    then narrowed by regula falsi on ``(log sigma, log eps(sigma) - log eps)`` with the Illinois
+    modification (superlinear; every step keeps a bracket, so the result is sound whatever the
+    interpolation does), until ``hi / lo - 1 <= rtol``; near the root a step of ``rtol`` across it
+    closes the bracket. Returns ``hi``. The bracket grows by ``factor`` per step (default 2).
+    ``lower0 < sigma0``, if given, is tried first as the lower end
+    when ``eps(sigma0) <= eps`` (a hint from a coarser calibration). If eps stops decreasing while sigma doubles (a floor no
+    noise removes, such as an (eps, delta) part of the event) or no bracket is found within
+    ``max_iter`` evaluations, the ``ValueError`` says which and gives the numbers.
     """
+    if not callable(eps_of_sigma):
+        raise ValueError(f"calibrate_sigma: eps_of_sigma must be callable (got {eps_of_sigma!r})")
     eps = check_epsilon("calibrate_sigma", eps)
     sigma0 = _pos("calibrate_sigma", "sigma0", sigma0)
     rtol = _pos("calibrate_sigma", "rtol", rtol)
+    max_iter = check_int("calibrate_sigma", "max_iter", max_iter, 2)
+    factor = _pos("calibrate_sigma", "factor", factor)
+    if factor <= 1:
+        raise ValueError(f"calibrate_sigma: factor must be > 1 (got {factor:g})")
     n = 0
+
+    def f(sg):
+        nonlocal n
+        n += 1
+        v = float(eps_of_sigma(sg))
+        if math.isnan(v):
+            raise ValueError(f"calibrate_sigma: eps_of_sigma({sg:.6g}) returned NaN")
+        return v
+
     lo = hi = sigma0
-    e_hi = eps_of_sigma(hi)
-    n += 1
+    e_hi = f(hi)
+    e_lo = math.inf
     if e_hi <= eps:
+        step = factor
+        if lower0 is not None:
+            lower0 = _pos("calibrate_sigma", "lower0", lower0)
+            step = max(hi / lower0, 1.0 + 4 * rtol) if lower0 < hi else factor
         while True:
-            lo = hi / 2
-            e_lo = eps_of_sigma(lo)
-            n += 1
+            lo = hi / step
+            e_lo = f(lo)
             if e_lo > eps:
                 break
             hi, e_hi = lo, e_lo
+            step = min(factor, step * step)  # a hint that was too high: widen the steps again
             if n > max_iter:
-                raise ValueError(f"calibrate_sigma: eps({lo:.3g}) = {e_lo:.3g} still <= target {eps:g}; no lower bracket")
+                raise ValueError(f"calibrate_sigma: eps({lo:.3g}) = {e_lo:.3g} still <= target {eps:g} after {n} halvings; no lower bracket")
     else:
+        history = [(hi, e_hi)]
         while e_hi > eps:
-            lo = hi
-            hi = hi * 2
-            e_hi = eps_of_sigma(hi)
-            n += 1
+            lo, e_lo = hi, e_hi
+            hi = hi * factor
+            e_hi = f(hi)
+            history.append((hi, e_hi))
+            if len(history) > 12 and e_hi > eps:
+                s_old, e_old = history[-11]
+                if e_old - e_hi <= 1e-9 * e_hi:
+                    raise ValueError(
+                        f"calibrate_sigma: eps = {eps:g} is unreachable: eps(sigma) stopped decreasing at {e_hi:.6g} "
+                        f"(eps({s_old:.3g}) = {e_old:.6g}, eps({hi:.3g}) = {e_hi:.6g}); the event has a floor no noise removes "
+                        "(e.g. an (eps, delta) part, or a delta target below its delta floor)"
+                    )
             if n > max_iter:
-                raise ValueError(f"calibrate_sigma: eps({hi:.3g}) = {e_hi:.3g} still > target {eps:g}; no upper bracket")
-    while hi / lo - 1 > rtol:
+                raise ValueError(f"calibrate_sigma: eps({hi:.3g}) = {e_hi:.3g} still > target {eps:g} after {n} doublings; no upper bracket")
+    # regula falsi (Illinois) on g(x) = log eps(e^x) - log eps over the bracket [log lo, log hi]
+    target = math.log(eps)
+
+    def g_of(e):
+        return (math.log(e) if e > 0 else -745.0) - target
+
+    xa, xb = math.log(lo), math.log(hi)
+    ga, gb = g_of(e_lo), g_of(e_hi)  # ga > 0 >= gb
+    half = 0.45 * math.log1p(rtol)
+    last = []
+    side = 0
+    while hi / lo - 1 > rtol and n <= max_iter + 400:
+        r = xb - gb * (xb - xa) / (gb - ga) if math.isfinite(ga) and ga != gb else 0.5 * (xa + xb)
+        r = min(max(r, xa), xb)
+        if len(last) >= 2 and all(abs(x - r) < 20 * half for x in last[-2:]):
+            # converged to within the tolerance: straddle the estimate with two points rtol apart
+            probes = [r - half, r + half]
+        else:
+            probes = [min(max(r, xa + 0.5 * half), xb - 0.5 * half)]
+        for x in probes:
+            if not (xa < x < xb):
+                continue
+            sg = math.exp(x)
+            e = f(sg)
+            gx = g_of(e)
+            last.append(x)
+            if e <= eps:
+                xb, gb, hi, e_hi = x, gx, sg, e
+                if side == -1:
+                    ga /= 2
+                side = -1
+            else:
+                xa, ga, lo = x, gx, sg
+                if side == 1:
+                    gb /= 2
+                side = 1
+    while hi / lo - 1 > rtol:  # bisection fallback (only if the evaluation budget ran out above)
         mid = math.sqrt(lo * hi)
-        e_mid = eps_of_sigma(mid)
-        n += 1
+        e_mid = f(mid)
         if e_mid <= eps:
             hi, e_hi = mid, e_mid
         else:
@@ -160,36 +245,94 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
     return Calibration(sigma=hi, bracket=(lo, hi), rtol=hi / lo - 1, eps_at_sigma=e_hi, evaluations=n)
 
 
-def calibrate_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: int, b: int, rtol: float = 1e-6) -> Calibration:
-    """sigma making DP-RSGD (eps, delta)-DP by the RDP accountant."""
+#: Grid step of the first, coarse stage of PLD calibrations (sound, 10x cheaper; it only places sigma0).
+_COARSE_H = 2e-2
+
+
+#: RDP orders of the zeroth stage (cheap: the WBK19 sums stay short); it only brackets sigma.
+_STAGE0_ORDERS = np.array([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0])
+
+
+def _calibrate_event(make_event: Callable[[float], Event], eps: float, delta: float, accountant, sigma0: float, rtol: float) -> Calibration:
+    """Calibrate ``sigma`` for the event ``make_event(sigma)``.
+
+    With the PLD accountant (``"pld"``, ``"best"``) two cheap stages place the search first, so that no
+    PLD is built at a tiny sigma (where the loss spans thousands of nats): (0) RDP on a short order
+    grid to 10% (its sigma is where the PLD's eps is typically already below the target);
+    (1) the PLD on a coarse grid to 1% (still an upper bound, so its sigma is at least the final
+    one). The final search then only evaluates near the answer."""
+    lower0 = None
+    if accountant in ("pld", "best"):
+        from .pld import PldAccountant
+
+        def rdp0(sg):
+            ev = make_event(sg)
+            acc = RdpAccountant(_STAGE0_ORDERS, relation=ev.relation)
+            return acc.compose(ev).get_epsilon(delta) if acc.supports(ev) else PldAccountant(_COARSE_H, relation=ev.relation).compose(ev).get_epsilon(delta)
+
+        def coarse(sg):
+            ev = make_event(sg)
+            return PldAccountant(_COARSE_H, relation=ev.relation).compose(ev).get_epsilon(delta)
+
+        try:
+            sigma0 = calibrate_sigma(rdp0, eps, sigma0=sigma0, rtol=0.1, factor=4.0).sigma
+            sigma0 = calibrate_sigma(coarse, eps, sigma0=sigma0, rtol=1e-2, factor=2.0).sigma
+            lower0 = sigma0 * 0.95  # the fine grid's sigma is a few percent below the coarse one
+        except ValueError:
+            lower0 = None  # the final stage reports the problem with the requested accountant
+    return calibrate_sigma(lambda sg: _eps_of(make_event(sg), delta, accountant=accountant), eps, sigma0=sigma0, rtol=rtol, lower0=lower0)
+
+
+def calibrate_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: int, b: int, rtol: float = 1e-6, accountant="best") -> Calibration:
+    """sigma making DP-RSGD (eps, delta)-DP by ``accountant`` (default: the tightest valid one)."""
     delta = check_delta("calibrate_sigma_dp_rsgd", delta)
-    return calibrate_sigma(lambda s: epsilon_dp_rsgd(s, delta, K, tau, N_i, b), eps, sigma0=paper_sigma_dp_rsgd(eps, delta, K, tau, N_i), rtol=rtol)
+    resolve_accountant("calibrate_sigma_dp_rsgd", accountant)
+    dp_rsgd_event(1.0, tau, b, N_i, K)  # validate the settings before searching
+    return _calibrate_event(lambda s: dp_rsgd_event(s, tau, b, N_i, K), eps, delta, accountant,
+                            paper_sigma_dp_rsgd(eps, delta, K, tau, N_i), rtol)
 
 
-def calibrate_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau0: float, tau1: float, N_i: int, rtol: float = 1e-6) -> Calibration:
-    """sigma making DP-RSVRG (eps, delta)-DP by the RDP accountant (mixture bound, lead 17)."""
+def calibrate_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau0: float, tau1: float, N_i: int, rtol: float = 1e-6, accountant="best") -> Calibration:
+    """sigma making DP-RSVRG (eps, delta)-DP by ``accountant`` (mixture step, lead 17)."""
     delta = check_delta("calibrate_sigma_dp_rsvrg", delta)
-    return calibrate_sigma(
-        lambda s: epsilon_dp_rsvrg(s, delta, m, K, tau0, tau1, N_i), eps, sigma0=paper_sigma_dp_rsvrg(eps, delta, m, K, max(tau0, tau1), N_i), rtol=rtol
-    )
+    resolve_accountant("calibrate_sigma_dp_rsvrg", accountant)
+    dp_rsvrg_event(1.0, tau0, tau1, N_i, m, K)
+    return _calibrate_event(lambda s: dp_rsvrg_event(s, tau0, tau1, N_i, m, K), eps, delta, accountant,
+                            paper_sigma_dp_rsvrg(eps, delta, m, K, max(tau0, tau1), N_i), rtol)
 
 
-def calibrate_sigma_prirfed(eps: float, delta: float, N: int, s: int, T: int, trainer: str = "dp_rsgd", rtol: float = 1e-6, **kw) -> Calibration:
-    """sigma of the local trainer making a whole PriRFed run (eps, delta)-DP (record level).
+_PRIRFED_KEYWORDS = {"dp_rsgd": ("K", "tau", "N_i", "b"), "dp_rsvrg": ("m", "K", "tau0", "tau1", "N_i")}
+
+
+def calibrate_sigma_prirfed(eps: float, delta: float, N: int, s: int, T: int, trainer: str = "dp_rsgd", rtol: float = 1e-6,
+                            accountant="best", **kw) -> Calibration:
+    """sigma of the local trainer making a whole PriRFed run (eps, delta)-DP (record level), by ``accountant``.
 
     ``trainer="dp_rsgd"`` needs ``K, tau, N_i, b``; ``trainer="dp_rsvrg"`` needs
-    ``m, K, tau0, tau1, N_i``.
+    ``m, K, tau0, tau1, N_i`` (a missing or unknown keyword is a ``ValueError`` naming it).
     """
-    delta = check_delta("calibrate_sigma_prirfed", delta)
+    where = "calibrate_sigma_prirfed"
+    delta = check_delta(where, delta)
+    resolve_accountant(where, accountant)
+    if trainer not in _PRIRFED_KEYWORDS:
+        raise ValueError(f"{where}: trainer must be 'dp_rsgd' or 'dp_rsvrg' (got {trainer!r})")
+    need = _PRIRFED_KEYWORDS[trainer]
+    missing = [k for k in need if k not in kw]
+    if missing:
+        raise ValueError(f"{where}: trainer={trainer!r} needs keyword(s) {', '.join(missing)} (missing)")
+    extra = sorted(set(kw) - set(need))
+    if extra:
+        raise ValueError(f"{where}: unknown keyword(s) {', '.join(extra)} for trainer={trainer!r} (expected {', '.join(need)})")
     if trainer == "dp_rsgd":
         make = lambda sg: dp_rsgd_event(sg, kw["tau"], kw["b"], kw["N_i"], kw["K"])  # noqa: E731
+        make(1.0)
         s0 = paper_sigma_dp_rsgd(eps, delta, kw["K"], kw["tau"], kw["N_i"])
-    elif trainer == "dp_rsvrg":
-        make = lambda sg: dp_rsvrg_event(sg, kw["tau0"], kw["tau1"], kw["N_i"], kw["m"], kw["K"])  # noqa: E731
-        s0 = paper_sigma_dp_rsvrg(eps, delta, kw["m"], kw["K"], max(kw["tau0"], kw["tau1"]), kw["N_i"])
     else:
-        raise ValueError(f"calibrate_sigma_prirfed: trainer must be 'dp_rsgd' or 'dp_rsvrg' (got {trainer!r})")
-    return calibrate_sigma(lambda sg: epsilon_prirfed(make(sg), N, s, T, delta), eps, sigma0=s0, rtol=rtol)
+        make = lambda sg: dp_rsvrg_event(sg, kw["tau0"], kw["tau1"], kw["N_i"], kw["m"], kw["K"])  # noqa: E731
+        make(1.0)
+        s0 = paper_sigma_dp_rsvrg(eps, delta, kw["m"], kw["K"], max(kw["tau0"], kw["tau1"]), kw["N_i"])
+    prirfed_event(make(1.0), N, s, T)
+    return _calibrate_event(lambda sg: prirfed_event(make(sg), N, s, T), eps, delta, accountant, s0, rtol)
 
 
 #: Experiment settings of 000 Section 6 (local-trainer level; T is not stated in the text).
@@ -235,11 +378,12 @@ def gaussian_exact_epsilon(mu: float, delta: float, tol: float = 1e-12) -> float
     return hi
 
 
-def noise_constants_table() -> list[dict]:
+def noise_constants_table(accountant="best") -> list[dict]:
     """ERRATA lead 3: for every Section 6 setting of 000, the eps the paper's sigma (o = o~ = 1,
     tau = tau0 = tau1 = 1; eps scales out of tau) really gives at the stated delta, and the sigma
     the stated eps really needs, with the constant ``o_needed = (sigma_needed / sigma_paper)^2``.
-    ``eps_true`` and ``sigma_needed`` come from the RDP accountant (sound upper bounds);
+    ``eps_true`` and ``sigma_needed`` come from ``accountant`` (default: the tightest valid one;
+    sound upper bounds, exact for full-batch DP-RSGD with the PLD accountant);
     ``eps_exact`` and ``sigma_needed_exact`` (full-batch DP-RSGD only) are exact worst cases over
     all losses (analytic Gaussian mechanism of ``prirfed.reference.mechanisms``).
     """
@@ -249,8 +393,8 @@ def noise_constants_table() -> list[dict]:
         if st["trainer"] == "dp_rsgd":
             b = N_i if st.get("b") is None else st["b"]
             sp = paper_sigma_dp_rsgd(eps, delta, K, 1.0, N_i)
-            e_true = epsilon_dp_rsgd(sp, delta, K, 1.0, N_i, b)
-            need = calibrate_sigma_dp_rsgd(eps, delta, K, 1.0, N_i, b).sigma
+            e_true = epsilon_dp_rsgd(sp, delta, K, 1.0, N_i, b, accountant=accountant)
+            need = calibrate_sigma_dp_rsgd(eps, delta, K, 1.0, N_i, b, accountant=accountant).sigma
             # full batch: exact worst-case eps (K Gaussians with shift 2 tau / (N_i sigma) compose to sqrt(K) mu)
             e_exact = s_exact = None
             if b == N_i:
@@ -262,8 +406,8 @@ def noise_constants_table() -> list[dict]:
         else:
             m = st["m"]
             sp = paper_sigma_dp_rsvrg(eps, delta, m, K, 1.0, N_i)
-            e_true = epsilon_dp_rsvrg(sp, delta, m, K, 1.0, 1.0, N_i)
-            need = calibrate_sigma_dp_rsvrg(eps, delta, m, K, 1.0, 1.0, N_i).sigma
+            e_true = epsilon_dp_rsvrg(sp, delta, m, K, 1.0, 1.0, N_i, accountant=accountant)
+            need = calibrate_sigma_dp_rsvrg(eps, delta, m, K, 1.0, 1.0, N_i, accountant=accountant).sigma
             extra = dict(m=m, eps_exact=None, sigma_needed_exact=None)
         rows.append(dict(st, **extra, sigma_paper=sp, eps_true=e_true, sigma_needed=need, o_needed=(need / sp) ** 2))
     return rows

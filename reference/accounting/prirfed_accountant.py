@@ -17,8 +17,8 @@ datasets). Derivations, and why Theorem 4.2 of 000 fails: ``proofs_notes/account
 Examples
 --------
 A round with a black-box (eps, delta) trainer keeps eps and scales delta by rho; with one agent
-and one round the exact optimal accountant gives back eps; with full participation the RDP
-accountant of a run is plain T-fold composition:
+and one round the exact optimal accountant gives back eps; with full participation a run is plain
+T-fold composition (five Gaussians at z = 2 are one Gaussian at z = 2/sqrt(5), exact in PLD):
 
 >>> import numpy as np
 >>> from prirfed.reference.accounting.events import Gaussian
@@ -30,9 +30,13 @@ accountant of a run is plain T-fold composition:
 (0.15, True)
 >>> bool(np.isclose(blackbox_exact_epsilon(0.15, 1e-4, 1.0, 1, 1e-4), 0.15, rtol=1e-8))
 True
->>> run = prirfed_epsilon(Gaussian(2.0), N=10, s=10, T=5, delta=1e-5)
+>>> run = prirfed_epsilon(Gaussian(2.0), N=10, s=10, T=5, delta=1e-5, accountant="rdp")
 >>> plain = RdpAccountant().compose(Gaussian(2.0), 5).get_epsilon(1e-5)
 >>> bool(np.isclose(run, plain, rtol=1e-12))
+True
+>>> from prirfed.reference.accounting.pld import gaussian_delta
+>>> exact = prirfed_epsilon(Gaussian(2.0), N=10, s=10, T=5, delta=1e-5)
+>>> bool(abs(gaussian_delta(exact, 5 ** 0.5 / 2) - 1e-5) < 1e-15) and exact < plain
 True
 """
 
@@ -138,12 +142,22 @@ def prirfed_event(local_event: Event, N: int, s: int, T: int) -> Event:
     return SelfComposed(Activation(s / N, local_event), T)
 
 
-def prirfed_epsilon(local_event: Event, N: int, s: int, T: int, delta: float, orders=None, method: str = "improved") -> float:
-    """eps of a whole PriRFed run at ``delta`` by the RDP accountant (activation bound per round)."""
+def prirfed_epsilon(local_event: Event, N: int, s: int, T: int, delta: float, orders=None, method: str = "improved",
+                    accountant="best") -> float:
+    """eps of a whole PriRFed run at ``delta`` (T activated rounds of ``local_event``).
+
+    ``accountant``: ``"best"`` (default: the smallest valid upper bound of the PLD and RDP
+    accountants), ``"pld"``, ``"rdp"`` or an accountant object (:mod:`.accountants`). Explicit RDP
+    ``orders`` or ``method="classical"`` select the RDP accountant with those settings.
+    """
+    from .accountants import epsilon
+
     delta = check_delta("prirfed_epsilon", delta)
-    acc = RdpAccountant(orders)
-    acc.compose(prirfed_event(local_event, N, s, T))
-    return acc.get_epsilon(delta, method)
+    N, s, T = _agents("prirfed_epsilon", N, s, T)
+    event = prirfed_event(local_event, N, s, T)
+    if orders is not None or method != "improved":
+        return RdpAccountant(orders).compose(event).get_epsilon(delta, method)
+    return epsilon(event, delta, accountant, "prirfed_epsilon")
 
 
 def blackbox_round(eps: float, delta: float, rho: float) -> tuple[float, float]:

@@ -581,7 +581,8 @@ def effective_gaussian(event: Event) -> float | None:
     """Noise multiplier of the single Gaussian equivalent to ``event``, or ``None``.
 
     A ``Gaussian(z)``, or a ``Composed`` / ``SelfComposed`` nesting of Gaussians of one relation,
-    is exactly a Gaussian mechanism with ``z_eff = (sum_i z_i^{-2})^{-1/2}`` (the product of
+    (also inside a ``SampledWithoutReplacement`` of all ``n`` records), is exactly a Gaussian
+    mechanism with ``z_eff = (sum_i z_i^{-2})^{-1/2}`` (the product of
     shifted isotropic Gaussians is one Gaussian of shift ``sqrt(sum mu_i^2)``; Dong, Roth, Su
     2022 Cor. 3.3). Anything else returns ``None``.
     """
@@ -594,6 +595,8 @@ def effective_gaussian(event: Event) -> float | None:
         if isinstance(e, Composed) and e.events:
             vs = [inv_sq(x) for x in e.events]
             return None if any(v is None for v in vs) else math.fsum(vs)
+        if isinstance(e, SampledWithoutReplacement) and e.m == e.n:  # a "sample" of everything
+            return inv_sq(e.inner)
         return None
 
     v = inv_sq(event)
@@ -621,7 +624,8 @@ class RdpAccountant:
     Orders. With ``orders=None`` the accountant starts from :data:`DEFAULT_ORDERS` and, when the
     best order of the conversion sits at an end of the grid, extends the grid (up to
     :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
-    floor set by the grid. Explicit ``orders`` are used as given.
+    floor set by the grid; then it halves the spacing around the best order four times. Explicit
+    ``orders`` are used as given.
     """
 
     def __init__(self, orders=None, relation: str = REPLACE_ONE):
@@ -723,17 +727,31 @@ class RdpAccountant:
         eps, best = convert(a, r, delta)
         if not self._adaptive or not self._events:
             return eps, best
-        while True:  # extend the grid while the best order sits at one of its ends
+        refine = 0
+        while True:  # extend the grid while the best order sits at one of its ends, then refine around it
             if best >= a.max() and a.max() < MAX_ORDER:
                 new = np.minimum(a.max() * 2.0 ** (np.arange(1, 9) / 2.0), MAX_ORDER)
                 new = np.unique(np.round(new))
             elif best <= a.min() and a.min() - 1 > 1.5e-6:
                 new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
                 new = new[new - 1 >= 1e-6]
+            elif refine < 4:
+                # halve the spacing on both sides of the best order (the conversion is unimodal in
+                # practice; any order gives a valid eps, so refining can only lower it)
+                refine += 1
+                srt = np.sort(a)
+                i = int(np.searchsorted(srt, best))
+                nb = [srt[j] for j in (i - 1, i + 1) if 0 <= j < len(srt)]
+                new = np.array([(best + x) / 2 for x in nb])
+                if best > 64:
+                    new = np.round(new)
             else:
                 return eps, best
             new = new[~np.isin(new, a)]
             if new.size == 0:
+                if refine >= 4 or not (best >= a.max() or best <= a.min()):
+                    refine = 4
+                    continue
                 return eps, best
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])

@@ -4,7 +4,9 @@ Every private trainer attaches ``TrainResult.event`` (an event of
 :mod:`prirfed.reference.accounting.events`, record-level, replace-one) so that the privacy of
 a run is computed by an accountant, never asserted. ``event`` is ``None`` exactly when the run
 is not differentially private (sigma = 0 somewhere, or no clipping and no Lipschitz bound:
-unbounded sensitivity); ``info["privacy"]`` then says why.
+unbounded sensitivity); ``info["privacy"]`` then says why. :func:`run_epsilon` and
+:func:`run_privacy_report` compute the eps of a run with a chosen accountant (default: the
+tightest valid one).
 """
 
 from __future__ import annotations
@@ -20,7 +22,37 @@ from prirfed.reference.accounting.events import (
 )
 from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
 
-__all__ = ["prirfed_run_event", "dp_rgd_run_event", "output_perturbation_event"]
+__all__ = ["prirfed_run_event", "dp_rgd_run_event", "output_perturbation_event", "run_epsilon", "run_privacy_report"]
+
+
+def _event_of(where, run):
+    """The event of a TrainResult (or an event given directly); ValueError if the run is not private."""
+    from prirfed.reference.accounting.events import Event
+
+    if isinstance(run, Event):
+        return run
+    ev = getattr(run, "event", None)
+    if ev is None:
+        why = getattr(run, "info", {}).get("privacy", "it carries no privacy event") if hasattr(run, "info") else "it carries no privacy event"
+        raise ValueError(f"{where}: the run is not differentially private ({why})")
+    return ev
+
+
+def run_epsilon(run, delta, accountant="best"):
+    """eps at ``delta`` of a trainer run (its ``TrainResult``, or its event), by ``accountant``:
+    ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``,
+    ``"rdp"`` or an accountant object (``prirfed.reference.accounting.accountants``)."""
+    from prirfed.reference.accounting.accountants import epsilon
+
+    return epsilon(_event_of("run_epsilon", run), delta, accountant, "run_epsilon")
+
+
+def run_privacy_report(run, delta, accountant="best"):
+    """``[lower, upper]`` eps of a trainer run at ``delta``: the upper bound by ``accountant`` and an
+    attainable lower bound (``prirfed.reference.accounting.accountants.privacy_report``)."""
+    from prirfed.reference.accounting.accountants import privacy_report
+
+    return privacy_report(_event_of("run_privacy_report", run), delta, accountant)
 
 
 def prirfed_run_event(problem, *, local, N, s, T, K, m, sigmas, bs, tau, tau0, tau1):

@@ -31,6 +31,8 @@ def test_privacy_table_csv_matches_theorem_4_2_and_is_sound(capsys):
         er = float(r["eps_rigorous"])
         assert blackbox_exact_delta(0.15, 1e-4, s / N, T, er) <= d
         assert blackbox_exact_delta(0.15, 1e-4, s / N, T, er * (1 - 1e-6)) > d
+        # the attainable lower bound (the activated randomized response, optimistic grid) is below it
+        assert 0.98 * er <= float(r["eps_lower"]) <= er
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
@@ -59,6 +61,49 @@ def test_account_dp_rsvrg_and_errors(capsys):
     assert code == 2 and "sigma must be finite and > 0" in err
     code, _, err = run(["account", "--trainer", "dp-rsgd", "--sigma", "1.0", "--delta", "1e-4", "--K", "3", "--N-i", "250", "--N", "10"], capsys)
     assert code == 2 and "give all of --N, --s, --T" in err
+
+
+def test_account_prints_lower_and_upper_and_takes_the_accountant(capsys):
+    base = ["account", "--trainer", "dp-rsgd", "--sigma", "0.45", "--delta", "1e-5", "--K", "3", "--N-i", "600", "--batch", "60",
+            "--N", "100", "--s", "5", "--T", "500"]
+    vals = {}
+    for acc in ("best", "pld", "rdp"):
+        code, out, _ = run(base + ["--accountant", acc], capsys)
+        assert code == 0 and f"accountant {acc}" in out
+        vals[acc] = float(out.split("gives eps = ")[1].split()[0])
+        lo, up = (float(x) for x in out.split("eps in [")[1].split("]")[0].split(", "))
+        assert lo <= up == pytest.approx(vals[acc], rel=1e-5) and "upper/lower" in out
+    assert vals["best"] == vals["pld"] < vals["rdp"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--delta", "-1e-5"], "--delta must lie in \\(0, 1\\) \\(got --delta = -1e-05"),
+    (["--delta", "nan"], "--delta must be finite"),
+    (["--delta", "1e-5", "--K", "-3"], "--K must be >= 1 \\(got --K = -3"),
+    (["--delta", "1e-5", "--tau", "-2.5"], "--tau must be finite and > 0 \\(got --tau = -2.5"),
+    (["--delta", "1e-5", "--batch", "700"], "--batch = 700 exceeds --N-i = 600"),
+    (["--delta", "1e-5", "--N", "10", "--s", "11", "--T", "5"], "--s = 11 exceeds --N = 10"),
+])
+def test_account_bad_numbers_name_the_option_and_value(argv, match, capsys):
+    """Negative numbers reach the validation (argparse used to read -1e-5 as an option) and every
+    error names the option and the value, on one line, exit code 2."""
+    import re
+
+    code, out, err = run(["account", "--trainer", "dp-rsgd", "--sigma", "0.5", "--K", "3", "--N-i", "600"] + argv, capsys)
+    assert code == 2 and out == "" and re.search(match, err) and err.startswith("prirfed account: error: ") and err.count("\n") == 1
+
+
+def test_privacy_table_accountant_choice(capsys):
+    code, out, _ = run(["privacy-table", "--format", "csv", "--accountant", "pld"], capsys)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    for r in rows:  # the PLD accountant's eps' is an upper bound of the exact one, and close to it
+        N, s, T = int(r["N"]), int(r["s"]), int(r["T"])
+        er, lo = float(r["eps_rigorous"]), float(r["eps_lower"])
+        assert blackbox_exact_delta(0.15, 1e-4, s / N, T, er) <= float(r["delta_paper"])
+        assert lo <= er <= 1.01 * max(lo, 1e-9) + 0.01
+    code, _, err = run(["privacy-table", "--accountant", "rdp"], capsys)
+    assert code == 2 and "RDP has no finite bound" in err
 
 
 def test_subcommand_registry_is_a_dict_others_can_extend():

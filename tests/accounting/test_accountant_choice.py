@@ -1,0 +1,71 @@
+"""The accountant is a choice everywhere eps is computed; "best" is the tightest valid bound."""
+
+import math
+
+import numpy as np
+import pytest
+
+from prirfed.reference.accounting import calibration as cal
+from prirfed.reference.accounting import prirfed_accountant as pa
+from prirfed.reference.accounting.accountants import epsilon, lower_epsilon, privacy_report, resolve_accountant
+from prirfed.reference.accounting.events import EpsilonDelta, Gaussian, SampledWithoutReplacement, SelfComposed
+from prirfed.reference.accounting.pld import PldAccountant
+from prirfed.reference.accounting.rdp import RdpAccountant
+
+WOR = SelfComposed(SampledWithoutReplacement(600, 60, Gaussian(0.9)), 200)
+
+
+def test_best_is_the_minimum_of_the_valid_bounds():
+    p, r, b = (epsilon(WOR, 1e-5, a) for a in ("pld", "rdp", "best"))
+    assert b == min(p, r) and p < r
+    # an exact, attained curve cannot be beaten: best skips RDP there and equals the exact value
+    g = SelfComposed(Gaussian(2.0), 4)
+    assert epsilon(g, 1e-5, "best") == epsilon(g, 1e-5, "pld") < epsilon(g, 1e-5, "rdp")
+    # an (eps, delta) event: RDP cannot bound it, best uses the PLD
+    ed = SelfComposed(EpsilonDelta(0.1, 1e-6), 10)
+    assert not RdpAccountant().supports(ed)
+    assert epsilon(ed, 1e-4, "best") == epsilon(ed, 1e-4, "pld")
+    with pytest.raises(ValueError, match="RdpAccountant"):
+        epsilon(ed, 1e-4, "rdp")
+
+
+def test_every_epsilon_takes_the_accountant():
+    local = pa.dp_rsgd_event(0.45, 1.0, 60, 600, 3)
+    acc_obj = PldAccountant(2e-3)
+    for a in ("best", "pld", "rdp", acc_obj, RdpAccountant(orders=[2.0, 4.0, 8.0, 16.0, 32.0])):
+        e1 = pa.prirfed_epsilon(local, 100, 5, 500, 1e-5, accountant=a)
+        e2 = cal.epsilon_prirfed(local, 100, 5, 500, 1e-5, accountant=a)
+        e3 = cal.epsilon_of_event(pa.prirfed_event(local, 100, 5, 500), 1e-5, accountant=a)
+        assert e1 == e2 == e3
+    assert acc_obj._events == []  # the object is a template: left unchanged
+    assert cal.epsilon_dp_rsgd(0.45, 1e-5, 3, 1.0, 600, 60, accountant="pld") <= cal.epsilon_dp_rsgd(0.45, 1e-5, 3, 1.0, 600, 60, accountant="rdp")
+    assert cal.epsilon_dp_rsvrg(5.0, 1e-5, 10, 3, 1.0, 1.0, 600, accountant="pld") < cal.epsilon_dp_rsvrg(5.0, 1e-5, 10, 3, 1.0, 1.0, 600, accountant="rdp")
+    c_p = cal.calibrate_sigma_prirfed(1.0, 1e-5, 100, 5, 500, trainer="dp_rsgd", K=3, tau=1.0, N_i=600, b=60, accountant="pld")
+    c_r = cal.calibrate_sigma_prirfed(1.0, 1e-5, 100, 5, 500, trainer="dp_rsgd", K=3, tau=1.0, N_i=600, b=60, accountant="rdp")
+    assert c_p.sigma < 0.6 * 0.452 and c_p.sigma < 0.5 * c_r.sigma  # issue 13: at most 0.6x the old 0.452
+    assert pa.prirfed_epsilon(pa.dp_rsgd_event(c_p.sigma, 1.0, 60, 600, 3), 100, 5, 500, 1e-5, accountant="pld") <= 1.0
+    assert pa.prirfed_epsilon(pa.dp_rsgd_event(c_p.bracket[0], 1.0, 60, 600, 3), 100, 5, 500, 1e-5, accountant="pld") > 1.0
+    # explicit RDP orders keep their old meaning
+    assert pa.prirfed_epsilon(local, 100, 5, 500, 1e-5, orders=[2.0, 8.0]) == RdpAccountant([2.0, 8.0]).compose(pa.prirfed_event(local, 100, 5, 500)).get_epsilon(1e-5)
+    for bad in ("moments", None, 3, True):
+        with pytest.raises(ValueError, match="accountant must be one of"):
+            resolve_accountant("f", bad)
+
+
+def test_trainer_runs_report_lower_and_upper():
+    from prirfed.reference.manifolds import Euclidean
+    from prirfed.reference.problems.frechet_mean import FrechetMean
+    from prirfed.reference.trainers.prirfed import prirfed
+    from prirfed.reference.trainers.privacy import run_epsilon, run_privacy_report
+
+    rng = np.random.default_rng(0)
+    P = FrechetMean(Euclidean(2), [rng.standard_normal((6, 2)) for _ in range(4)])
+    r = prirfed(P, np.zeros(2), T=3, s=2, alpha=0.1, rng=rng, K=2, b=3, sigma=0.8, tau=1.5)
+    rep = run_privacy_report(r, 1e-5)
+    assert rep.lower <= rep.upper == run_epsilon(r, 1e-5) <= run_epsilon(r, 1e-5, "rdp")
+    assert rep.lower == pytest.approx(lower_epsilon(r.event, 1e-5))
+    assert rep == privacy_report(r.event, 1e-5)
+    r0 = prirfed(P, np.zeros(2), T=1, s=1, alpha=0.1, rng=rng)
+    with pytest.raises(ValueError, match="run_epsilon: the run is not differentially private \\(not private: sigma_i = 0"):
+        run_epsilon(r0, 1e-5)
+    assert math.isfinite(run_epsilon(r.event, 1e-5, "pld"))

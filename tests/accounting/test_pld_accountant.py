@@ -1,0 +1,253 @@
+"""PLD accountant: closed forms against mpmath, the discretisation's direction and stated error bound,
+the FFT error bound against long-double direct convolution, laws (Hypothesis), refusals, bad input.
+
+Independent truths used here: 50-digit mpmath (closed forms and quadrature of hockey-stick
+divergences), exact Gaussian composition (a K-fold Gaussian is one Gaussian), long-double direct
+convolution. Peer comparisons (dp-accounting) are in test_peer_pld.py.
+"""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prirfed.reference.accounting import mp as mpx
+from prirfed.reference.accounting import pld
+from prirfed.reference.accounting import prirfed_accountant as pa
+from prirfed.reference.accounting.events import (
+    ADD_REMOVE,
+    Activation,
+    Composed,
+    EpsilonDelta,
+    Gaussian,
+    MixtureOfGaussians,
+    PoissonSampled,
+    SampledWithoutReplacement,
+    SelfComposed,
+    WorstCase,
+)
+from prirfed.reference.accounting.rdp import RdpAccountant
+
+
+def hockey_mp(P, Q, gamma, lo=-60, hi=60, dps=30):
+    """sup_S P(S) - gamma Q(S) = int (p - gamma q)_+ for 1-d densities whose likelihood ratio is
+    monotone (one crossing): the crossing by bisection in mpmath, then quadrature of p - gamma q on
+    the side where it is positive (no kink inside the integration range)."""
+    c = mp.mp.clone()
+    c.dps = dps
+    g = lambda x: P(x) - gamma * Q(x)  # noqa: E731
+    a, b = c.mpf(lo), c.mpf(hi)
+    if g(a) > 0 and g(b) > 0 or g(a) <= 0 and g(b) <= 0:
+        return c.quad(lambda x: max(g(x), 0), [-c.inf, a, b, c.inf])
+    up = g(b) > 0  # positive on the right of the crossing
+    for _ in range(200):
+        m = (a + b) / 2
+        if (g(m) > 0) == up:
+            b = m
+        else:
+            a = m
+    x0 = (a + b) / 2
+    return c.quad(g, [x0, x0 + 10, c.inf]) if up else c.quad(g, [-c.inf, x0 - 10, x0])
+
+
+# ------------------------------------------------------------------------------- closed forms
+
+
+@pytest.mark.parametrize("mu", [0.05, 1.0, 4.0])
+def test_gaussian_curve_matches_mpmath(mu):
+    for e in [0.0, 0.3, 1.0, 5.0, 20.0]:
+        want = mpx.gaussian_exact_delta(e, mu)
+        got = pld.gaussian_delta(e, mu)
+        if want > 1e-300:
+            assert got == pytest.approx(float(want), rel=1e-11)
+
+
+def test_kov_curve_is_the_canonical_pair():
+    e0, d0 = 0.7, 1e-3
+    A = [d0, (1 - d0) * math.exp(e0) / (1 + math.exp(e0)), (1 - d0) / (1 + math.exp(e0)), 0.0]
+    B = [0.0, A[2], A[1], d0]
+    for e in [0.0, 0.2, 0.69, 0.7, 2.0]:
+        direct = sum(max(a - math.exp(e) * b, 0.0) for a, b in zip(A, B))
+        assert pld.kov_delta(e, e0, d0) == pytest.approx(direct, rel=1e-13, abs=1e-15)
+
+
+@pytest.mark.parametrize("q,mu", [(0.1, 1.0), (0.01, 3.0), (0.5, 0.3)])
+def test_poisson_and_subsampled_curves_match_quadrature(q, mu):
+    """Remove direction H(mix||N(0,1)) = q delta_G(log(1 + (e^eps - 1)/q)) and add direction
+    H(N(0,1)||mix), mix = (1-q) N(0,1) + q N(mu,1), against mpmath quadrature of the divergence."""
+    phi = lambda x, m=0.0: mp.npdf(x, m, 1)  # noqa: E731
+    mix = lambda x: (1 - q) * phi(x) + q * phi(x, mu)  # noqa: E731
+    for e in [0.0, 0.05, 0.5, 2.0]:
+        g = math.exp(e)
+        rem = float(hockey_mp(mix, phi, g))
+        add = float(hockey_mp(phi, mix, g))
+        got_rem = float(pld.subsampled_delta(np.array([e]), q, lambda x: pld.gaussian_delta(x, mu))[0])
+        got_add = float(pld.poisson_add_delta(np.array([e]), q, mu)[0])
+        assert got_rem == pytest.approx(rem, rel=1e-8, abs=1e-14)
+        assert got_add == pytest.approx(add, rel=1e-8, abs=1e-14)
+
+
+def test_binomial_gaussian_is_a_mixture_of_gaussians():
+    """T activated Gaussian rounds: sum_j Bin(j; T, rho) delta_G(eps; sqrt(j) mu), against mpmath."""
+    rho, mu, T = 0.3, 0.8, 6
+    for e in [0.0, 0.5, 2.0]:
+        want = mp.fsum(mp.binomial(T, j) * mp.mpf(rho) ** j * (1 - mp.mpf(rho)) ** (T - j) * mpx.gaussian_exact_delta(e, mp.sqrt(j) * mu)
+                       for j in range(1, T + 1))
+        assert pld.binomial_gaussian_delta(e, rho, mu, T) == pytest.approx(float(want), rel=1e-11)
+
+
+# ------------------------------------------------------------------------------- discretisation
+
+
+@pytest.mark.parametrize("mu", [0.05, 0.7, 3.0])
+def test_connect_the_dots_brackets_the_curve_and_is_a_valid_pair(mu):
+    """Pessimistic CTD: curve >= exact everywhere (on and off the grid); optimistic: <= exact; both
+    genuine pairs (P-mass 1, Q-mass <= 1); the excess is second order in h (halving h divides it by ~4)."""
+    c = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
+    pairs = {h: (pld.connect_the_dots(c, h).fwd, pld.connect_the_dots(c, h, optimistic=True).fwd) for h in (2e-3, 1e-3)}
+    for up, lo in pairs.values():
+        for p in (up, lo):
+            assert np.all(p.masses >= 0)
+            assert p.masses.sum() + p.inf == pytest.approx(1.0, abs=1e-12)
+            assert float(np.dot(p.masses, np.exp(-p.losses()))) <= 1 + 1e-12
+    worst = {h: 0.0 for h in pairs}
+    for e in np.linspace(0, 0.5 * mu * mu + 6 * mu, 1001) + 0.00037:
+        exact = pld.gaussian_delta(e, mu)
+        for h, (up, lo) in pairs.items():
+            assert lo.delta(e) <= exact <= up.delta(e)
+            worst[h] = max(worst[h], up.delta(e) - exact)
+    assert 3.0 <= worst[2e-3] / worst[1e-3] <= 5.0, worst  # the largest excess shrinks like h^2
+
+
+@pytest.mark.parametrize("mu,k", [(0.3, 50), (1.0, 8), (0.05, 400)])
+def test_composition_is_bracketed_and_the_stated_error_bound_holds(mu, k):
+    """k-fold composition of a discretised Gaussian by FFT (not the closed form): the exact k-fold
+    Gaussian (shift sqrt(k) mu) lies between the optimistic and pessimistic eps, and the pessimistic
+    eps exceeds it by no more than DiscretePLD.error_bound states."""
+    c = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
+    delta = 1e-5
+    up = pld.connect_the_dots(c, 1e-3).fwd.self_compose(k)
+    lo = pld.connect_the_dots(c, 1e-3, optimistic=True).fwd.self_compose(k)
+    exact = float(mpx.gaussian_exact_epsilon(delta, math.sqrt(k) * mu))
+    assert lo.epsilon(delta) <= exact <= up.epsilon(delta)
+    s, eta = up.error_bound(delta)
+    exact_at = float(mpx.gaussian_exact_epsilon(delta - eta, math.sqrt(k) * mu))
+    assert up.epsilon(delta) <= exact_at + s
+    assert up.epsilon(delta) - exact <= 1e-3 * exact  # and in practice far tighter than the bound
+
+
+def test_junction_bridge_on_a_concave_junction():
+    """Curve bounds whose junction at g = 1 is concave: a Gaussian pair's curve plus 0.2 e^{-3 eps} in
+    both orders (slope -0.6 added on each side at g = 1). The bridge gives a valid pair whose curve is
+    above the genuine Gaussian pair's curve (the bounds' true object) everywhere, in both orders."""
+    G = lambda e: np.asarray(pld.gaussian_delta(e, 1.0))  # noqa: E731
+    bump = lambda e: G(e) + 0.2 * np.exp(-3 * np.asarray(e, dtype=float))  # noqa: E731
+    c = pld.PrivacyCurve(bump, lambda e: bump(e) * 1.0, exact=False)
+    p = pld.connect_the_dots(c, 1e-2)
+    v0, sg = float(bump(0.0)), -(0.3085375387259869 + 0.6)
+    assert 2 * sg < v0 - 1  # the junction is concave, so the bridge is used
+    for d in (p.fwd, p.rev):
+        assert np.all(d.masses >= 0)
+        assert d.masses.sum() + d.inf == pytest.approx(1.0, abs=1e-9)
+        for e in np.arange(0, 6.0, 0.013):
+            assert d.delta(e) >= float(G(e)) - 1e-12
+
+
+def test_fft_error_bound_holds():
+    """The a posteriori FFT bound (Higham 2002 Sec. 24.1) against long-double direct convolution."""
+    rng = np.random.default_rng(7)
+    x = rng.random(300) ** 8
+    x /= x.sum() * (1 + 1e-7)
+    p = pld.DiscretePLD(1e-3, -100, x.copy())
+    for k in (3, 20):
+        y = p.self_compose(k)
+        ref = np.array([1.0], dtype=np.longdouble)
+        for _ in range(k):
+            ref = np.convolve(ref, x.astype(np.longdouble))
+        a0 = y.lo - k * p.lo
+        err = np.abs(ref[a0: a0 + len(y.masses)].astype(float) - y.masses).sum()
+        assert err <= y.slack
+        assert float(ref[:a0].sum() + ref[a0 + len(y.masses):].sum()) <= y.tails  # window tails accounted
+
+
+def test_window_and_truncation_keep_the_bound_sound():
+    """A wide PLD (large eps): the accountant retries on a coarser grid and stays an upper bound of the
+    exact Gaussian composition."""
+    acc = pld.PldAccountant().compose(SelfComposed(SampledWithoutReplacement(10, 10, Gaussian(0.02)), 1))
+    exact = float(mpx.gaussian_exact_epsilon(1e-5, 50.0))
+    assert acc.get_epsilon(1e-5) == pytest.approx(exact, rel=1e-10)  # q = 1: one Gaussian, exact
+    wide = pld.PldAccountant().compose(SelfComposed(Activation(0.5, SampledWithoutReplacement(100, 50, Gaussian(0.05))), 3))
+    e = wide.get_epsilon(1e-5)
+    assert wide.grid_used > 1e-3
+    assert math.isfinite(e) and e >= wide.get_epsilon_lower(1e-5)
+
+
+# ------------------------------------------------------------------------------- accountant
+
+
+def test_supports_every_event_and_refuses_what_it_cannot():
+    acc = pld.PldAccountant()
+    for ev in [Gaussian(1.0), EpsilonDelta(1.0, 1e-5), SampledWithoutReplacement(10, 2, EpsilonDelta(1.0, 1e-6)),
+               Activation(0.3, Gaussian(2.0)), MixtureOfGaussians(0.1, 1.0, 0.01, shift_sample=0.9),
+               Composed((Gaussian(1.0), Activation(0.5, Gaussian(1.0)))), WorstCase((Gaussian(1.0), Gaussian(2.0)))]:
+        assert acc.supports(ev)
+    assert not acc.supports(PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE)))  # add/remove event, replace-one accountant
+    assert pld.PldAccountant(relation=ADD_REMOVE).supports(PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE)))
+    assert not pld.PldAccountant(relation=ADD_REMOVE).supports(PoissonSampled(0.1, SelfComposed(Gaussian(1.0, ADD_REMOVE), 2)))
+    with pytest.raises(ValueError, match="PldAccountant: not an event"):
+        acc.compose("Gaussian(1)")
+    with pytest.raises(ValueError, match="PldAccountant: nothing composed yet"):
+        pld.PldAccountant().get_epsilon(1e-5)
+    for bad in (0.0, -1e-3, math.nan, "1e-3", None, True, 0.5):
+        with pytest.raises(ValueError, match="PldAccountant: value_discretization_interval"):
+            pld.PldAccountant(bad)
+    with pytest.raises(ValueError, match="PldAccountant.get_epsilon: delta must lie in"):
+        pld.PldAccountant().compose(Gaussian(1.0)).get_epsilon(1.5)
+    with pytest.raises(ValueError, match="PldAccountant.get_delta: eps must be >= 0"):
+        pld.PldAccountant().compose(Gaussian(1.0)).get_delta(-1.0)
+
+
+def test_epsilon_delta_conversions_are_inverse():
+    """Beside the independent checks above: delta(eps(d)) <= d and a slightly smaller eps misses d."""
+    acc = pld.PldAccountant().compose(pa.prirfed_event(pa.dp_rsgd_event(0.45, 1.0, 60, 600, 3), 100, 5, 50))
+    for d in (1e-3, 1e-6):
+        e = acc.get_epsilon(d)
+        assert acc.get_delta(e) <= d * (1 + 1e-9)
+        assert acc.get_delta(e * (1 - 1e-6)) > d
+
+
+events_strategy = st.one_of(
+    st.builds(lambda z, k: SelfComposed(SampledWithoutReplacement(200, 20, Gaussian(z)), k), st.floats(0.6, 5.0), st.integers(1, 20)),
+    st.builds(lambda z, r, T: SelfComposed(Activation(r, SelfComposed(SampledWithoutReplacement(100, 10, Gaussian(z)), 2)), T),
+              st.floats(0.6, 5.0), st.floats(0.01, 1.0), st.integers(1, 40)),
+    st.builds(lambda s, T: SelfComposed(MixtureOfGaussians(0.02 / s, (0.02 + 4) / s, 0.01, shift_sample=4 / s), T), st.floats(2.0, 20.0), st.integers(1, 30)),
+    st.builds(lambda e0, r, T: SelfComposed(Activation(r, EpsilonDelta(e0, 1e-6)), T), st.floats(0.05, 1.0), st.floats(0.01, 1.0), st.integers(1, 30)),
+)
+
+
+@settings(max_examples=15)
+@given(ev=events_strategy, delta=st.sampled_from([1e-3, 1e-5, 1e-8]))
+def test_lower_bound_never_exceeds_upper_bound(ev, delta):
+    acc = pld.PldAccountant().compose(ev)
+    assert acc.get_epsilon_lower(delta) <= acc.get_epsilon(delta) + 1e-12
+
+
+@settings(max_examples=10)
+@given(z1=st.floats(0.6, 5.0), z2=st.floats(0.6, 5.0), k=st.integers(1, 30))
+def test_eps_decreasing_in_noise_up_to_the_discretisation(z1, z2, k):
+    lo, hi = sorted((z1, z2))
+    ev = lambda z: SelfComposed(SampledWithoutReplacement(300, 30, Gaussian(z)), k)  # noqa: E731
+    a, b = pld.PldAccountant().compose(ev(hi)), pld.PldAccountant().compose(ev(lo))
+    assert a.get_epsilon(1e-5) <= b.get_epsilon(1e-5) * (1 + 2e-3) + 1e-9
+
+
+@settings(max_examples=10)
+@given(z=st.floats(0.5, 3.0), k=st.integers(1, 60))
+def test_pld_is_never_above_rdp_for_subsampled_gaussians(z, k):
+    """Both are upper bounds of the same quantity; the PLD of our pair should not lose to the RDP
+    conversion (a regression guard, not a theorem: checked over this range)."""
+    ev = SelfComposed(SampledWithoutReplacement(1000, 50, Gaussian(z)), k)
+    assert pld.PldAccountant().compose(ev).get_epsilon(1e-5) <= RdpAccountant().compose(ev).get_epsilon(1e-5) * (1 + 1e-3)
