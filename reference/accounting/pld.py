@@ -143,7 +143,7 @@ def kov_delta(eps, eps0: float, delta0: float):
     ``delta0 + (1 - delta0) (e^{eps0} - e^{eps})_+ / (1 + e^{eps0})`` (atoms: P-only ``delta0``, loss
     ``+eps0`` and ``-eps0``). Every (eps0, delta0)-DP mechanism is dominated by it."""
     e = _as_eps("kov_delta", eps)
-    out = delta0 + (1 - delta0) * np.maximum(-np.expm1(e - eps0), 0.0) / (1 + math.exp(-eps0))
+    out = delta0 + (1 - delta0) * np.maximum(-np.expm1(np.minimum(e - eps0, 1.0)), 0.0) / (1 + math.exp(-eps0))
     return out if out.ndim else float(out)
 
 
@@ -310,7 +310,7 @@ class DiscretePLD:
         e = np.atleast_1d(np.asarray(eps, dtype=np.float64))
         k, D, E = self._grid_curve()
         kk = np.minimum(np.floor(e / self.h + 1e-12).astype(np.int64), len(k) - 1)
-        u = np.clip(e - kk * self.h, 0.0, None)
+        u = np.clip(e - kk * self.h, 0.0, self.h)  # beyond the last loss the value is the limit (below)
         out = D[kk] - np.expm1(u) * E[kk] + self.inf + self._sign_slack()
         out = np.where(kk >= len(k) - 1, self.inf + self._sign_slack(), out)
         return np.clip(out, 0.0, 1.0)
@@ -588,7 +588,7 @@ def _side_hull(v: np.ndarray, h: float):
     m = np.zeros(n)
     # jump at every hull vertex after the first: outgoing slope minus incoming, both scaled by t there
     m[idx[1:] - 1] = np.concatenate([left[1:], [0.0]]) - right
-    return m, float(left[0])
+    return m, float(left[0]), idx, left
 
 
 def connect_the_dots(curve: PrivacyCurve, h: float, tail: float = TAIL_MASS, optimistic: bool = False) -> "PldPair":
@@ -649,9 +649,16 @@ def _lower_by_chord_error(vf, vr, h, inf_f, inf_r):
         num = np.maximum(sig - A, 0.0) * np.maximum(B - sig, 0.0)
         den = B - A
         err = math.expm1(h) * np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-        e_knot = np.concatenate([[err[0]], np.maximum(err[:-1], err[1:]), [err[-1]]]) if len(err) > 1 else np.concatenate([err, err])
-        out = v - e_knot
-        out[-1] = min(out[-1], limit)
+        # per step, either the chord lowered by err (if that stays >= 0) or both ends at the step's
+        # right value (the curve is decreasing, so its minimum on the step is there); each knot takes
+        # the smaller of the constraints of its two steps
+        chord_ok = v[1:] - err >= 0
+        left_c = np.where(chord_ok, v[:-1] - err, v[1:])
+        right_c = np.where(chord_ok, v[1:] - err, v[1:])
+        out = np.empty_like(v)
+        out[0] = left_c[0]
+        out[1:-1] = np.minimum(right_c[:-1], left_c[1:])
+        out[-1] = min(right_c[-1], limit)
         return np.maximum(out, 0.0)
 
     # slope left of g = 1 (in t, at t = 1) from the reverse side, and symmetrically
@@ -664,76 +671,87 @@ def _lower_by_chord_error(vf, vr, h, inf_f, inf_r):
 
 
 def _side_length(fn, inf_mass: float, h: float, tail: float) -> int:
-    """Number of grid steps after which the curve is within ``tail`` of its limit (at most 2e6 steps)."""
-    x = max(h, 0.5)
-    while float(np.asarray(fn(np.array([x])))[0]) - inf_mass > tail and x < 2e3:
-        x *= 2.0
-    lo, hi = x / 2, x
-    for _ in range(8):  # the range only needs to be right to ~0.5%: the end point is rounded up
-        mid = 0.5 * (lo + hi)
-        if float(np.asarray(fn(np.array([mid])))[0]) - inf_mass > tail:
-            lo = mid
-        else:
-            hi = mid
+    """Number of grid steps after which the curve is within ``tail`` of its limit (at most 2e6 steps):
+    the first of the points ``0.5 * 2^k`` (up to 2048 nats) where it is, refined on 64 points below it
+    (two vectorised evaluations; rounded up, so the range is never short)."""
+    xs = 0.5 * 2.0 ** np.arange(13)
+    vals = np.asarray(fn(xs), dtype=np.float64) - inf_mass
+    ok = np.nonzero(vals <= tail)[0]
+    if ok.size == 0:
+        return int(min(math.ceil(xs[-1] / h) + 1, 2_000_000))
+    k = int(ok[0])
+    if k == 0:
+        hi = xs[0]
+    else:
+        fine = np.linspace(xs[k - 1], xs[k], 65)
+        fv = np.asarray(fn(fine), dtype=np.float64) - inf_mass
+        hi = fine[int(np.nonzero(fv <= tail)[0][0])]
     return int(min(math.ceil(hi / h) + 1, 2_000_000))
 
 
 def _ctd_direction(vf: np.ndarray, vr: np.ndarray, h: float, optimistic: bool = False) -> DiscretePLD:
     """Masses of the connect-the-dots pair with forward values ``vf`` and reverse values ``vr``."""
     nf, nr = len(vf) - 1, len(vr) - 1
-    wf, sf0 = _side_hull(vf, h)  # P-masses at eps_i, i = 1..nf; slope at g = 1 from the right
-    wr, sr0 = _side_hull(vr, h)  # Q-masses at loss -eps_i (the reverse pair's P-masses)
+    hf = _side_hull(vf, h)  # P-masses at eps_i, i = 1..nf; slope at g = 1 from the right; hull vertices
+    hr = _side_hull(vr, h)  # Q-masses at loss -eps_i (the reverse pair's P-masses)
+    wf, sf0, wr, sr0 = hf[0], hf[1], hr[0], hr[1]
     v0 = vf[0]
     # junction at g = 1: the left slope (in t) is -1 + v0 - sr0 (H_g = 1 - g + g H_{1/g}(Q||P))
     w0 = sf0 - (-1.0 + v0 - sr0) if nf > 0 and nr > 0 else 0.0
     if w0 < -1e-12:
-        wf, wr, w0 = _bridge(vf, vr, h)
+        wf, wr, w0 = _bridge(vf, vr, h, hf, hr)
     w0 = max(w0, 0.0)
     masses = np.concatenate([(wr * np.exp(-np.arange(1, nr + 1) * h))[::-1], [w0], wf])
     masses = np.maximum(masses, 0.0)
     return DiscretePLD(h=h, lo=-nr, masses=masses, inf=float(vf[-1]), slack=0.0, n_round=1, pessimistic=not optimistic).truncate()
 
 
-def _bridge(vf, vr, h):
+def _bridge(vf, vr, h, hf, hr):
     """Lower common tangent of the two convex sides when the junction at g = 1 is concave.
 
-    Near the junction in t = g coordinates (values there are O(1)): left points
-    ``L(i) = (e^{-ih}, 1 - e^{-ih} + e^{-ih} vr_i)``, right points ``R(i) = (e^{ih}, vf_i)``. The bridge
-    ``L(a)-R(b)`` replaces the knots strictly between; in the reverse side's coordinate ``u = 1/t`` the
-    line ``g = c + s t`` is ``r(u) = (s + 1) + (c - 1) u``, so its u-slope is ``c - 1``.
+    Works on the two sides' hull vertices near the junction, in t = g coordinates (values there are
+    O(1)): left vertices ``L = (e^{-ih}, 1 - e^{-ih} + e^{-ih} vr_i)``, right vertices ``R = (e^{ih}, vf_i)``.
+    The bridge ``L(a)-R(b)`` replaces the hull vertices strictly between; only the masses at its two
+    ends change. In the reverse side's coordinate ``u = 1/t`` the line ``g = c + s t`` is
+    ``r(u) = (s + 1) + (c - 1) u``: its u-slope is ``c - 1``.
     """
-    def L(i):
+    wf, _, idx_f, left_f = hf
+    wr, _, idx_r, left_r = hr
+
+    def L(k):
+        i = int(idx_r[k])
         t = math.exp(-i * h)
         return t, 1 - t + t * vr[i]
 
-    def R(i):
+    def R(k):
+        i = int(idx_f[k])
         return math.exp(i * h), vf[i]
 
     def below(p, q, r):  # is q strictly below the segment p-r ?
         (x1, y1), (x2, y2), (x3, y3) = p, q, r
         return (y2 - y1) * (x3 - x1) < (y3 - y1) * (x2 - x1)
 
-    a, b = 1, 1
+    a, b = 1, 1  # the junction (vertex 0 of both sides) is dropped
     changed = True
     while changed:
         changed = False
-        while b + 1 < len(vf) and b * h < 30 and not below(L(a), R(b), R(b + 1)):
+        while b + 1 < len(idx_f) and idx_f[b] * h < 30 and not below(L(a), R(b), R(b + 1)):
             b += 1
             changed = True
-        while a + 1 < len(vr) and a * h < 30 and not below(L(a + 1), L(a), R(b)):
+        while a + 1 < len(idx_r) and idx_r[a] * h < 30 and not below(L(a + 1), L(a), R(b)):
             a += 1
             changed = True
     (xl, yl), (xr, yr) = L(a), R(b)
     s_br = (yr - yl) / (xr - xl)
     c_br = yl - s_br * xl
-    wf_tail, sf_b = _side_hull(vf[b:], h)  # slope after R(b), scaled by t_b
-    wr_tail, sr_a = _side_hull(vr[a:], h)  # slope after L(a) in u, scaled by u_a
-    wf = np.zeros(len(vf) - 1)
-    wr = np.zeros(len(vr) - 1)
-    wf[b - 1] = sf_b - s_br * math.exp(b * h)
-    wf[b:] = wf_tail
-    wr[a - 1] = sr_a - (c_br - 1) * math.exp(a * h)
-    wr[a:] = wr_tail
+    wf, wr = wf.copy(), wr.copy()
+    ib, ia = int(idx_f[b]), int(idx_r[a])
+    out_f = left_f[b] if b < len(left_f) else 0.0  # outgoing slope at R(b), times t_b (0: flat after)
+    out_r = left_r[a] if a < len(left_r) else 0.0
+    wf[: ib - 1] = 0.0
+    wf[ib - 1] = out_f - s_br * math.exp(ib * h)
+    wr[: ia - 1] = 0.0
+    wr[ia - 1] = out_r - (c_br - 1) * math.exp(ia * h)
     return wf, wr, 0.0
 
 
@@ -1086,7 +1104,7 @@ def _mixture_pair_curve(c: PrivacyCurve, q: float) -> PrivacyCurve:
     def rev(e):
         e = np.asarray(e, dtype=np.float64)
         out = np.zeros_like(e)
-        one_minus = -np.expm1(e + math.log1p(-q)) if q < 1 else np.ones_like(e)
+        one_minus = -np.expm1(np.minimum(e + math.log1p(-q), 1.0)) if q < 1 else np.ones_like(e)
         ok = one_minus > 0
         if ok.any():
             gq = np.log(q) + e[ok] - np.log(one_minus[ok])  # log of g q / (1 - g (1 - q)) >= 0
