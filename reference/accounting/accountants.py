@@ -71,16 +71,21 @@ def epsilon(event: Event, delta: float, accountant="best", where: str = "epsilon
     pld = PldAccountant(relation=event.relation)
     if acc == "pld":
         return _one(pld, event, delta)
-    candidates = []
+    candidates, errors = [], []
     if pld.supports(event):
         pld.compose(event)
-        candidates.append(pld.get_epsilon(delta))
-        if pld.is_exact_and_tight():
-            return candidates[0]
+        try:
+            candidates.append(pld.get_epsilon(delta))
+            if pld.is_exact_and_tight():
+                return candidates[0]
+        except ValueError as exc:  # e.g. a PLD too wide for any grid: the RDP bound may still exist
+            errors.append(exc)
     rdp = RdpAccountant(relation=event.relation)
     if rdp.supports(event):
         candidates.append(_one(rdp, event, delta))
-    if not candidates:  # neither supports it: let the PLD accountant say why
+    if not candidates:  # neither gave a bound: say why
+        if errors:
+            raise errors[0]
         pld.compose(event)
     return min(candidates)
 

@@ -116,7 +116,12 @@ class _GridTooLarge(Exception):
 
 
 def _as_eps(where, eps):
-    e = np.asarray(eps, dtype=np.float64)
+    if eps is None or isinstance(eps, (str, bytes, bool)):
+        raise ValueError(f"{where}: eps must be finite and >= 0 (got {eps!r})")
+    try:
+        e = np.asarray(eps, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{where}: eps must be finite and >= 0 (got {str(eps)[:12]!r})") from None
     if np.any(~np.isfinite(e)) or np.any(e < 0):
         raise ValueError(f"{where}: eps must be finite and >= 0 (got {eps!r})")
     return e
@@ -143,6 +148,8 @@ def kov_delta(eps, eps0: float, delta0: float):
     ``delta0 + (1 - delta0) (e^{eps0} - e^{eps})_+ / (1 + e^{eps0})`` (atoms: P-only ``delta0``, loss
     ``+eps0`` and ``-eps0``). Every (eps0, delta0)-DP mechanism is dominated by it."""
     e = _as_eps("kov_delta", eps)
+    eps0 = check_positive("kov_delta", "eps0", eps0)
+    delta0 = check_delta("kov_delta", delta0, "delta0", allow_zero=True)
     out = delta0 + (1 - delta0) * np.maximum(-np.expm1(np.minimum(e - eps0, 1.0)), 0.0) / (1 + math.exp(-eps0))
     return out if out.ndim else float(out)
 
@@ -155,6 +162,7 @@ def subsampled_delta(eps, q: float, inner):
     every neighbouring pair, this bounds the subsampled mechanism's, for both orders.
     """
     e = _as_eps("subsampled_delta", eps)
+    q = check_probability("subsampled_delta", q)
     if q == 1.0:
         return inner(e)
     with np.errstate(over="ignore"):
@@ -168,6 +176,8 @@ def poisson_add_delta(eps, q: float, mu: float):
     Gaussian (ZDW22 Thm 11). Non-zero only for ``eps < -log(1-q)``; the set where the loss exceeds eps
     is ``x < x_eps``, ``(1-q) + q e^{mu x - mu^2/2} = e^{-eps}``."""
     e = _as_eps("poisson_add_delta", eps)
+    q = check_probability("poisson_add_delta", q)
+    mu = check_positive("poisson_add_delta", "mu", mu)
     out = np.zeros_like(e)
     if q == 1.0:
         return gaussian_delta(e, mu)
@@ -189,6 +199,9 @@ def binomial_gaussian_delta(eps, rho: float, mu: float, T: int):
     their mass (at most ``T 1e-40``) added (pessimistic).
     """
     e = _as_eps("binomial_gaussian_delta", eps)
+    rho = check_probability("binomial_gaussian_delta", rho, "rho")
+    mu = check_positive("binomial_gaussian_delta", "mu", mu)
+    T = check_int("binomial_gaussian_delta", "T", T, 1)
     j = np.arange(T + 1)
     lw = special.gammaln(T + 1) - special.gammaln(j + 1) - special.gammaln(T - j + 1)
     with np.errstate(divide="ignore"):

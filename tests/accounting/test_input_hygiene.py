@@ -14,6 +14,8 @@ from prirfed.reference.accounting import calibration as cal
 from prirfed.reference.accounting import events as ev
 from prirfed.reference.accounting import paper
 from prirfed.reference.accounting import prirfed_accountant as pa
+from prirfed.reference.accounting import accountants as acc
+from prirfed.reference.accounting import pld
 from prirfed.reference.accounting import rdp
 
 BAD = [None, "abc", "1e-5", True, math.nan, math.inf, 10**400]
@@ -54,6 +56,12 @@ CASES = [
     (cal.epsilon_dp_rsvrg, ("epsilon_dp_rsvrg", "dp_rsvrg_event"), dict(sigma=5.0, delta=1e-5, m=5, K=3, tau0=1.0, tau1=1.0, N_i=100), ["sigma", "delta", "m", "K", "tau0", "tau1", "N_i"]),
     (cal.calibrate_sigma_dp_rsgd, ("calibrate_sigma_dp_rsgd", "paper_sigma_dp_rsgd", "dp_rsgd_event", "calibrate_sigma"), dict(eps=1.0, delta=1e-5, K=3, tau=1.0, N_i=100, b=100), ["eps", "delta", "K", "tau", "N_i", "b", "rtol"]),
     (cal.gaussian_exact_epsilon, "gaussian_exact_epsilon", dict(mu=0.5, delta=1e-5), ["mu", "delta", "tol"]),
+    (pld.gaussian_delta, "gaussian_delta", dict(eps=0.5, mu=1.0), ["eps", "mu"]),
+    (pld.kov_delta, "kov_delta", dict(eps=0.5, eps0=1.0, delta0=1e-5), ["eps", "eps0", "delta0"]),
+    (pld.poisson_add_delta, "poisson_add_delta", dict(eps=0.05, q=0.1, mu=1.0), ["eps", "q", "mu"]),
+    (pld.binomial_gaussian_delta, "binomial_gaussian_delta", dict(eps=0.5, rho=0.1, mu=1.0, T=10), ["eps", "rho", "mu", "T"]),
+    (pld.PldAccountant, "PldAccountant", dict(value_discretization_interval=1e-3), ["value_discretization_interval"]),
+    (acc.epsilon, ("epsilon", "RdpAccountant", "PldAccountant"), dict(event=G, delta=1e-5), ["delta"]),
 ]
 
 
