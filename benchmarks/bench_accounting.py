@@ -85,29 +85,12 @@ def timing():
 
 
 def _peer():
-    from dp_accounting.pld import privacy_loss_distribution as dpld
+    from prirfed.testing import peer_pld as peer
 
-    H = 1e-4
+    import dp_accounting  # noqa: F401  (ImportError when the test extra is missing)
 
-    def gauss(z, pess=True, q=1.0):
-        return dpld.from_gaussian_mechanism(z, sensitivity=1.0, value_discretization_interval=H, pessimistic_estimate=pess,
-                                            use_connect_dots=pess, sampling_prob=q)
-
-    def act(p, rho, pess=True):
-        return p if rho == 1 else p.compute_mixture(dpld.identity(H, pess), rho)
-
-    def stitched(z, q):
-        rem = gauss(z, q=q)._pmf_remove
-        d = rem._loss_probs if hasattr(rem, "_loss_probs") else {rem._lower_loss + i: p for i, p in enumerate(rem._probs)}
-        out = {}
-        for k, p in d.items():
-            if k > 0:
-                out[k] = out.get(k, 0.0) + p
-                out[-k] = out.get(-k, 0.0) + p * math.exp(-k * H)
-        out[0] = 1.0 - sum(out.values()) - rem._infinity_mass
-        return dpld.PrivacyLossDistribution.create_from_rounded_probability(out, rem._infinity_mass, H)
-
-    return gauss, act, stitched
+    return (lambda z, pess=True, q=1.0: peer.gaussian(z, pess, q=q), lambda p, rho, pess=True: peer.activate(p, rho, pess),
+            peer.stitched_without_replacement)
 
 
 def tightness():

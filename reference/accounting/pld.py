@@ -55,25 +55,10 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import signal, special
 
-from .events import (
-    ADD_REMOVE,
-    REPLACE_ONE,
-    Activation,
-    Composed,
-    EpsilonDelta,
-    Event,
-    Gaussian,
-    MixtureOfGaussians,
-    PoissonSampled,
-    SampledWithoutReplacement,
-    SelfComposed,
-    WorstCase,
-    check_delta,
-    check_int,
-    check_positive,
-    check_probability,
-    check_real,
-)
+from .events import ADD_REMOVE, REPLACE_ONE, Activation, Composed, EpsilonDelta, Event, Gaussian, MixtureOfGaussians, PoissonSampled
+from .events import SampledWithoutReplacement, SelfComposed, WorstCase, check_delta, check_int, check_positive, check_probability
+from .events import check_real
+from .rdp import effective_gaussian
 
 __all__ = [
     "DEFAULT_VALUE_DISCRETIZATION",
@@ -897,11 +882,7 @@ class PldAccountant:
             hcurve = self._max_curve(inner)
             return _Value(curve=PrivacyCurve(lambda e: subsampled_delta(e, q, hcurve), exact=False, label="WOR"))
         if isinstance(event, Activation):
-            inner = self._value(event.inner, lower, compute)
-            if not compute:
-                return None
-            rho = event.rho
-            return _Value(pair=self._pair(inner, lower).map(lambda p: p.activate(rho)))
+            return self._each_order(event.inner, lower, compute, lambda p: p.activate(event.rho))
         if isinstance(event, SelfComposed):
             if isinstance(event.inner, Activation) and (_gaussian_shift(event.inner.inner, lower) or 0) > 0:
                 self._value(event.inner, lower, compute=False)
@@ -909,11 +890,7 @@ class PldAccountant:
                     return None
                 rho, mu, T = event.inner.rho, _gaussian_shift(event.inner.inner, lower), event.k
                 return _Value(curve=PrivacyCurve(lambda e: binomial_gaussian_delta(e, rho, mu, T), label="binomial Gaussian", tight=True))
-            inner = self._value(event.inner, lower, compute)
-            if not compute:
-                return None
-            k = event.k
-            return _Value(pair=self._pair(inner, lower).map(lambda p: p.self_compose(k)))
+            return self._each_order(event.inner, lower, compute, lambda p: p.self_compose(event.k))
         if isinstance(event, Composed):
             parts = [self._value(e, lower, compute) for e in event.events]
             if not compute:
@@ -938,6 +915,11 @@ class PldAccountant:
         raise ValueError(f"{where}: cannot bound {type(event).__name__}")
 
     # ---------------------------------------------------------------- helpers of the dispatch
+    def _each_order(self, inner: Event, lower: bool, compute: bool, op) -> _Value | None:
+        """The inner event's discrete pair with ``op`` applied to the PLD of each order."""
+        v = self._value(inner, lower, compute)
+        return None if not compute else _Value(pair=self._pair(v, lower).map(op))
+
     def _as_curve(self, v: _Value) -> PrivacyCurve:
         if v.mu is not None:
             mu = v.mu
@@ -1080,27 +1062,10 @@ def _delta_of_result(r, eps, h):
 
 
 def _gaussian_shift(event: Event, lower: bool) -> float | None:
-    """Shift ``mu`` of the one Gaussian pair ``event`` amounts to, or ``None``: a Gaussian or a nest of
-    compositions of Gaussians (``mu^2`` add up; :func:`.rdp.effective_gaussian`), and, for the attained
-    lower-bound pair only, DP-RSVRG's step, which on linear losses is the full-gradient Gaussian of
-    shift ``shift_common`` (accounting_pld_dp_rsvrg.md)."""
-    def mu2(e):
-        if isinstance(e, Gaussian):
-            return e.noise_multiplier ** -2.0
-        if lower and isinstance(e, MixtureOfGaussians):
-            return e.shift_common ** 2
-        if isinstance(e, SelfComposed):
-            v = mu2(e.inner)
-            return None if v is None else e.k * v
-        if isinstance(e, Composed) and e.events:
-            vs = [mu2(x) for x in e.events]
-            return None if any(v is None for v in vs) else math.fsum(vs)
-        if isinstance(e, SampledWithoutReplacement) and e.m == e.n:
-            return mu2(e.inner)
-        return None
-
-    v = mu2(event)
-    return None if v is None else math.sqrt(v)
+    """Shift ``mu`` of the one Gaussian pair ``event`` amounts to, or ``None`` (:func:`.rdp.effective_gaussian`;
+    for the attained lower-bound pair DP-RSVRG's step counts as its full-gradient Gaussian)."""
+    z = effective_gaussian(event, full_gradient_only=lower)
+    return None if z is None else 1.0 / z
 
 
 def _mixture_pair_curve(c: PrivacyCurve, q: float) -> PrivacyCurve:

@@ -577,18 +577,22 @@ def lemma_3_moments_bound(lam: float, L0: float, n: int, b: int, sigma: float) -
     return 15 * (lam + 1) * L0 * L0 / (n * n * sigma * sigma)
 
 
-def effective_gaussian(event: Event) -> float | None:
+def effective_gaussian(event: Event, full_gradient_only: bool = False) -> float | None:
     """Noise multiplier of the single Gaussian equivalent to ``event``, or ``None``.
 
-    A ``Gaussian(z)``, or a ``Composed`` / ``SelfComposed`` nesting of Gaussians of one relation,
+    A ``Gaussian(z)``, or a ``Composed`` / ``SelfComposed`` nesting of Gaussians of one relation
     (also inside a ``SampledWithoutReplacement`` of all ``n`` records), is exactly a Gaussian
-    mechanism with ``z_eff = (sum_i z_i^{-2})^{-1/2}`` (the product of
-    shifted isotropic Gaussians is one Gaussian of shift ``sqrt(sum mu_i^2)``; Dong, Roth, Su
-    2022 Cor. 3.3). Anything else returns ``None``.
+    mechanism with ``z_eff = (sum_i z_i^{-2})^{-1/2}`` (the product of shifted isotropic Gaussians
+    is one Gaussian of shift ``sqrt(sum mu_i^2)``; Dong, Roth, Su 2022 Cor. 3.3). With
+    ``full_gradient_only`` a ``MixtureOfGaussians`` counts as the Gaussian of shift
+    ``shift_common`` (the pair DP-RSVRG produces on linear losses: the attainable lower bound of
+    accounting_pld_dp_rsvrg.md, not an upper bound). ``inf`` when every shift is 0.
     """
     def inv_sq(e):
         if isinstance(e, Gaussian):
             return e.noise_multiplier ** -2.0
+        if full_gradient_only and isinstance(e, MixtureOfGaussians):
+            return e.shift_common ** 2
         if isinstance(e, SelfComposed):
             v = inv_sq(e.inner)
             return None if v is None else e.k * v
@@ -600,7 +604,7 @@ def effective_gaussian(event: Event) -> float | None:
         return None
 
     v = inv_sq(event)
-    return None if v is None else v ** -0.5
+    return None if v is None else (math.inf if v == 0 else v ** -0.5)
 
 
 def _bad(where: str, why: str) -> ValueError:

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 dpa = pytest.importorskip("dp_accounting")  # declared in the test extra
-from dp_accounting.pld import privacy_loss_distribution as dpld  # noqa: E402
 from dp_accounting.rdp import rdp_privacy_accountant as R  # noqa: E402
 
 from prirfed.reference.accounting import calibration as cal  # noqa: E402
+from prirfed.testing import peer_pld as peer  # noqa: E402
 from prirfed.reference.accounting import pld, rdp  # noqa: E402
 from prirfed.reference.accounting import prirfed_accountant as pa  # noqa: E402
 from prirfed.reference.accounting.accountants import privacy_report  # noqa: E402
@@ -31,30 +31,16 @@ DELTA = 1e-5
 
 
 def gauss(z, pess=True, h=H, q=1.0):
-    """dp-accounting PLD of N(0, z^2) vs N(1, z^2) (q < 1: its Poisson remove/add pair), sensitivity 1."""
-    return dpld.from_gaussian_mechanism(z, sensitivity=1.0, value_discretization_interval=h, pessimistic_estimate=pess,
-                                        use_connect_dots=pess, sampling_prob=q)
+    return peer.gaussian(z, pessimistic=pess, h=h, q=q)
 
 
 def activate(p, rho, pess=True, h=H):
-    """(1 - rho) identity + rho p: the activation with a disjoint U (and the coupling pair when rho = q)."""
-    return p if rho == 1 else p.compute_mixture(dpld.identity(h, pess), rho)
+    return peer.activate(p, rho, pessimistic=pess, h=h)
 
 
 def stitched(z, q, h=H):
-    """Our replace-one without-replacement pair, built from the peer's own remove PMF of the Poisson pair:
-    positive losses of the remove pair, the mirror image on the negative side (P-mass at -l is e^{-l}
-    times the mass at +l), the rest at 0 (accounting_pld.md)."""
-    rem = gauss(z, q=q, h=h)._pmf_remove
-    d = rem._loss_probs if hasattr(rem, "_loss_probs") else {rem._lower_loss + i: p for i, p in enumerate(rem._probs)}
-    out = {}
-    for k, p in d.items():
-        if k > 0:
-            out[k] = out.get(k, 0.0) + p
-            out[-k] = out.get(-k, 0.0) + p * math.exp(-k * h)
-    out[0] = 1.0 - sum(out.values()) - rem._infinity_mass
-    assert out[0] >= 0
-    return dpld.PrivacyLossDistribution.create_from_rounded_probability(out, rem._infinity_mass, h)
+    """Our without-replacement pair from the peer's own remove PMF (prirfed.testing.peer_pld)."""
+    return peer.stitched_without_replacement(z, q, h=h)
 
 
 def ours(ev):

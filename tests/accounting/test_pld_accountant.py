@@ -17,18 +17,8 @@ from hypothesis import strategies as st
 from prirfed.reference.accounting import mp as mpx
 from prirfed.reference.accounting import pld
 from prirfed.reference.accounting import prirfed_accountant as pa
-from prirfed.reference.accounting.events import (
-    ADD_REMOVE,
-    Activation,
-    Composed,
-    EpsilonDelta,
-    Gaussian,
-    MixtureOfGaussians,
-    PoissonSampled,
-    SampledWithoutReplacement,
-    SelfComposed,
-    WorstCase,
-)
+from prirfed.reference.accounting.events import ADD_REMOVE, Activation, Composed, EpsilonDelta, Gaussian, MixtureOfGaussians
+from prirfed.reference.accounting.events import PoissonSampled, SampledWithoutReplacement, SelfComposed, WorstCase
 from prirfed.reference.accounting.rdp import RdpAccountant
 
 
