@@ -36,6 +36,8 @@ from typing import Tuple
 
 import numpy as np
 
+from prirfed.reference.checks import check_int as _shared_check_int
+
 __all__ = [
     "REPLACE_ONE",
     "ADD_REMOVE",
@@ -91,26 +93,14 @@ def check_positive(where: str, name: str, value) -> float:
 def check_int(where: str, name: str, value, minimum: int = 1) -> int:
     """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer ``>= minimum``.
 
-    Integral floats (``3.0``) are accepted; ``None``, strings, bools, ``2.5``, NaN and integers
-    above ``2**53`` (not exactly representable as floats, far beyond any count) are not.
+    :func:`prirfed.reference.checks.check_int` (integral floats such as ``3.0`` accepted; ``None``,
+    strings, bools, ``2.5`` and NaN refused), plus a cap: integers above ``2**53`` (not exactly
+    representable as floats, far beyond any count) are refused too.
     """
-    if value is None or isinstance(value, (bool, np.bool_, str, bytes)) or isinstance(value, complex):
-        raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
-    if isinstance(value, (int, np.integer)):
-        v = int(value)
-    else:
-        try:
-            f = float(value)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"{where}: {name} must be an integer (got {value!r})") from None
-        if not (math.isfinite(f) and f.is_integer()):
-            raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
-        v = int(f)
+    v = _shared_check_int(where, name, value, minimum)
     if v > 2**53:
         digits = str(v)
         raise ValueError(f"{where}: {name} must be <= 2**53 (got {name} = {digits[:12]}..., {len(digits)} digits)")
-    if v < minimum:
-        raise ValueError(f"{where}: {name} must be >= {minimum} (got {name} = {v}, short by {minimum - v})")
     return v
 
 
@@ -157,9 +147,6 @@ def _check_relation(where: str, relation: str) -> str:
     if not isinstance(relation, str) or relation not in _RELATIONS:
         raise ValueError(f"{where}: unknown neighbouring relation {relation!r} (use {REPLACE_ONE!r} or {ADD_REMOVE!r})")
     return relation
-
-
-_check_int = check_int  # former private name, kept for callers outside this package
 
 
 class Event:

@@ -25,8 +25,6 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from prirfed.reference.checks import check_int as _check_int
-
 from .events import (
     Composed,
     EpsilonDelta,

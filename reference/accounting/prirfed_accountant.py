@@ -48,8 +48,6 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from prirfed.reference.checks import check_int as _check_int
-
 from .events import (
     Activation,
     EpsilonDelta,
