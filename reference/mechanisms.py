@@ -72,6 +72,8 @@ __all__ = [
     "sample_tangent_gaussian",
     "spd_symmetric_noise",
     "sample_tangent_gaussian_spd",
+    "sample_tangent_gaussian_closed_form",
+    "closed_form_normals",
     "sample_tangent_gaussian_mh",
     "symmetric_matrix_chart",
     "clip",
@@ -268,6 +270,91 @@ def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
     S = spd_symmetric_noise(sigma * rng.standard_normal(M.dim), M.n)
     xi = sym(X_half @ S @ X_half)
     return xi if mu is None else xi + mu
+
+
+# ---------------------------------------------------------------------------- O(dim) closed forms
+def _base_manifold(M):
+    """The manifold whose tangent spaces ``M`` uses (a ``Retracted`` wrapper keeps its base's)."""
+    from prirfed.reference.manifolds.retracted import Retracted
+
+    return M.base if isinstance(M, Retracted) else M
+
+
+def closed_form_normals(M) -> int:
+    """How many standard normals :func:`sample_tangent_gaussian_closed_form` reads on ``M``:
+    d + 1 on S^d (the ambient Gaussian), n p on St(n, p), d on H^d, n(n+1)/2 on SPD(n), the
+    ambient size on Euclidean, and ``M.dim`` elsewhere (the basis route)."""
+    from prirfed.reference.manifolds.euclidean import Euclidean
+    from prirfed.reference.manifolds.sphere import Sphere
+    from prirfed.reference.manifolds.stiefel import Stiefel
+
+    B = _base_manifold(check_manifold("closed_form_normals", M))
+    if isinstance(B, (Sphere, Stiefel, Euclidean)):
+        return int(np.prod(B.ambient_shape))
+    return int(B.dim)
+
+
+def sample_tangent_gaussian_closed_form(M, x, sigma, rng):
+    r"""Exact draw of xi ~ N_x(0, sigma^2) in O(dim) work, without forming a tangent basis.
+
+    The trainers' noise (000 Algorithm 2 line 4, Algorithm 3 line 7; 001 Algorithm 1 line 4). ``rng``
+    is a ``numpy.random.Generator`` or a :class:`prirfed.reference.randomness.Stream`; ONE call
+    ``rng.standard_normal(shape)`` with :func:`closed_form_normals` values (C order):
+
+    - S^d (unit sphere in R^{d+1}): g = sigma N(0, I_{d+1}), xi = g - (x^T g) x, the orthogonal
+      projection P_x = I - x x^T of an ambient Gaussian;
+    - St(n, p), Euclidean metric: G = sigma N(0, I_{n p}) (n x p, row-major), xi = G - X sym(X^T G),
+      the orthogonal (Frobenius) projection onto T_X;
+    - H^d (Lorentz): z = sigma N(0, I_d), xi = PT_{o -> x}((0, z)) = (x_bar^T z, z + (x_bar^T z)/(1 + x_0) x_bar),
+      the origin's tangent Gaussian transported to x (the same linear map as ``Lorentz.tangent_basis``,
+      so the same z give the same xi as :func:`sample_tangent_gaussian`);
+    - SPD(n), affine-invariant: X^{1/2} S X^{1/2} with S = :func:`spd_symmetric_noise` (z) (S_ii ~
+      N(0, sigma^2), S_ij ~ N(0, sigma^2/2)); the same z give the same xi as the basis route;
+    - Euclidean: sigma N(0, I); any other manifold: the basis route ``sum_k z_k e_k``.
+
+    Why the projections draw N_x(0, sigma^2): if P is the orthogonal projector onto T_x (in an
+    inner product that is the ambient one restricted to T_x, as on S^d and St(n, p) with the
+    Euclidean metric) and (e_k) is an orthonormal basis of T_x, then P = sum_k e_k e_k^T and the
+    coordinates <e_k, P g> = <e_k, g> of P g are jointly N(0, sigma^2 I_dim) (an orthonormal
+    family of linear functionals of an isotropic Gaussian); that is Definition 2.5 of 000.
+    Derivations: ``proofs_notes/mechanism_tangent_gaussian.md`` (section "O(dim) samplers"); the
+    law is tested against the basis route in ``tests/mechanisms/test_mech_closed_form.py``.
+    """
+    from prirfed.reference.manifolds.euclidean import Euclidean
+    from prirfed.reference.manifolds.lorentz import Lorentz
+    from prirfed.reference.manifolds.spd import SPD, sqrtm_and_invsqrtm, sym
+    from prirfed.reference.manifolds.sphere import Sphere
+    from prirfed.reference.manifolds.stiefel import Stiefel
+    from prirfed.reference.randomness import Stream
+
+    where = "sample_tangent_gaussian_closed_form"
+    M = check_manifold(where, M)
+    sigma = check_positive_number(where, "sigma", sigma)
+    if not isinstance(rng, Stream):
+        rng = check_generator(where, rng)
+    x = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
+    B = _base_manifold(M)
+    if isinstance(B, Sphere):
+        g = sigma * rng.standard_normal(B.d + 1)
+        return g - float(x @ g) * x
+    if isinstance(B, Stiefel):
+        G = sigma * rng.standard_normal((B.n, B.p))
+        return G - x @ sym(x.T @ G)
+    if isinstance(B, Lorentz):
+        z = sigma * rng.standard_normal(B.d)
+        a = float(x[1:] @ z)
+        xi = np.empty(B.d + 1)
+        xi[0] = a
+        xi[1:] = z + (a / (1.0 + x[0])) * x[1:]
+        return xi
+    if isinstance(B, SPD):
+        X_half, _ = sqrtm_and_invsqrtm(x)
+        return sym(X_half @ spd_symmetric_noise(sigma * rng.standard_normal(B.dim), B.n) @ X_half)
+    if isinstance(B, Euclidean):
+        return sigma * rng.standard_normal(B.ambient_shape)
+    z = sigma * rng.standard_normal(B.dim)
+    E = B.tangent_basis(x)
+    return np.tensordot(z, E, axes=1)
 
 
 # ---------------------------------------------------------------------------- MH baseline

@@ -4,7 +4,12 @@
   raise their own ``ValueError`` when not);
 - :func:`sym_part_kernel`: the symmetric part (A + A^T) / 2, as ``reference.manifolds.spd.sym``;
 - :func:`matmul_kernel`: a @ b by loops (small matrices: no BLAS call overhead, and it compiles much
-  faster than Numba's BLAS binding), summed in the order of ``numpy.matmul``'s definition, k ascending.
+  faster than Numba's BLAS binding), summed in the order of ``numpy.matmul``'s definition, k ascending;
+- :func:`dot_kernel`, :func:`dot_and_square_kernel`, :func:`axpy_kernel`: the per-sample passes of the
+  fused loops (four partial sums, so that the adds of one pass are independent: without fastmath
+  LLVM may not reorder a single running sum, and one sum waits ~4 cycles per element; measured 2.7x
+  faster at length 784). The rounding differs from a single running sum by a few ulps of the sum
+  of |terms| (the reference's BLAS ``@`` sums in its own blocked order too).
 
 Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a))``,
 ``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/verified/test_trainer_layout.py``.
@@ -15,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["all_finite_kernel", "sym_part_kernel", "matmul_kernel"]
+__all__ = ["all_finite_kernel", "sym_part_kernel", "matmul_kernel", "dot_kernel", "dot_and_square_kernel", "axpy_kernel"]
 
 
 @njit(cache=True)
@@ -45,3 +50,65 @@ def matmul_kernel(a, b):
             for j in range(p):
                 out[i, j] += aik * b[k, j]
     return out
+
+
+@njit(cache=True, inline="always")
+def dot_kernel(a, b):
+    """sum_k a[k] b[k] (1-D, same length) in four interleaved partial sums ((s0 + s1) + (s2 + s3))."""
+    n = a.shape[0]
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 0
+    while k + 4 <= n:
+        s0 += a[k] * b[k]
+        s1 += a[k + 1] * b[k + 1]
+        s2 += a[k + 2] * b[k + 2]
+        s3 += a[k + 3] * b[k + 3]
+        k += 4
+    while k < n:
+        s0 += a[k] * b[k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@njit(cache=True, inline="always")
+def dot_and_square_kernel(z, x):
+    """(z^T x, z^T z) in one pass over z (four partial sums each, as :func:`dot_kernel`)."""
+    n = z.shape[0]
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    q0 = 0.0
+    q1 = 0.0
+    q2 = 0.0
+    q3 = 0.0
+    k = 0
+    while k + 4 <= n:
+        z0 = z[k]
+        z1 = z[k + 1]
+        z2 = z[k + 2]
+        z3 = z[k + 3]
+        a0 += z0 * x[k]
+        a1 += z1 * x[k + 1]
+        a2 += z2 * x[k + 2]
+        a3 += z3 * x[k + 3]
+        q0 += z0 * z0
+        q1 += z1 * z1
+        q2 += z2 * z2
+        q3 += z3 * z3
+        k += 4
+    while k < n:
+        a0 += z[k] * x[k]
+        q0 += z[k] * z[k]
+        k += 1
+    return (a0 + a1) + (a2 + a3), (q0 + q1) + (q2 + q3)
+
+
+@njit(cache=True, inline="always")
+def axpy_kernel(alpha, x, y):
+    """y += alpha x, in place."""
+    for k in range(x.shape[0]):
+        y[k] += alpha * x[k]

@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["FederatedProblem", "agent_weights", "agent_arrays"]
+__all__ = ["FederatedProblem", "agent_weights", "agent_arrays", "stacked_view", "is_stacked"]
 
 
 def agent_weights(N_i, rule: str) -> np.ndarray:
@@ -217,12 +217,52 @@ class FederatedProblem:
         return self._x_star
 
 
+def _root(a: np.ndarray):
+    """The object owning ``a``'s memory (the end of the ``.base`` chain)."""
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
+def is_stacked(arrays) -> bool:
+    """Whether the arrays are C-contiguous float64 blocks of one buffer, each starting where the
+    previous one ends (then :func:`stacked_view` spans them all without a copy)."""
+    root = _root(arrays[0])
+    addr = arrays[0].__array_interface__["data"][0]
+    for a in arrays:
+        if (a.dtype != np.float64 or not a.flags.c_contiguous or _root(a) is not root
+                or a.__array_interface__["data"][0] != addr):
+            return False
+        addr += a.nbytes
+    return True
+
+
+def stacked_view(arrays) -> np.ndarray:
+    """All agents' samples as one read-only array of shape (sum N_i, *inner): a view of their common
+    buffer when they are stacked (:func:`is_stacked`, always the case for the arrays of
+    :func:`agent_arrays`), else one concatenated copy. The verified trainers read the data through
+    this view: no per-call copy (issue 16)."""
+    arrays = list(arrays)
+    if not is_stacked(arrays):
+        return np.concatenate(arrays, axis=0)
+    inner = arrays[0].shape[1:]
+    n = sum(int(a.shape[0]) for a in arrays)
+    strides = (int(np.prod(inner, dtype=np.int64)) * 8,) + tuple(int(np.prod(inner[k + 1:], dtype=np.int64)) * 8
+                                                                  for k in range(len(inner)))
+    return np.lib.stride_tricks.as_strided(arrays[0], shape=(n, *inner), strides=strides, writeable=False)
+
+
 def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | None = None) -> list[np.ndarray]:
     """Validate per-agent data: a non-empty sequence of float arrays of shape ``(N_i, *inner_shape)``.
 
     ``inner_shape=None`` takes the inner shape from agent 0 (it must then agree across agents).
     Raises ``ValueError`` naming ``where`` for an empty list, an agent with no samples, shapes that
     disagree, or non-finite entries.
+
+    Storage: the returned arrays are consecutive blocks of ONE C-contiguous float64 buffer
+    (:func:`is_stacked`): the given arrays themselves when they already are (e.g. ``np.split`` of
+    one array: no copy), else one concatenated copy split into views. So the problem keeps one
+    copy of the data and the verified trainers read all agents through one view of it.
     """
     if isinstance(data, np.ndarray) and data.ndim >= 1:
         data = [data]
@@ -248,4 +288,7 @@ def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | Non
             bad = int(a.size - np.count_nonzero(np.isfinite(a)))
             raise ValueError(f"{where}: {name}[{i}] has {bad} non-finite entries (NaN or inf)")
         out.append(a)
+    if not is_stacked(out):
+        buf = np.concatenate(out, axis=0)
+        out = np.split(buf, np.cumsum([a.shape[0] for a in out])[:-1], axis=0)
     return out

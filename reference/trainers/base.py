@@ -5,10 +5,12 @@ sizes N_i, per-sample Riemannian gradients grad f_{i,j}, and the objective for t
 The problem classes of :mod:`prirfed.reference.problems` provide these names directly.
 
 Random draws (the contract with the verified twins, DESIGN.md section 2): every trainer takes a
-``numpy.random.Generator`` and consumes it in the documented order. Subsets without replacement
-are drawn by :func:`sample_without_replacement` (a partial Fisher-Yates shuffle with one
-``rng.integers(k, n)`` per element), never by ``rng.choice``, so that the Numba twins, which run
-the same loop, consume the identical stream.
+``numpy.random.Generator``, draws the run's key from it once and reads one
+:class:`~prirfed.reference.randomness.Stream` per (round, agent) in the order its module documents
+(the policy: :mod:`prirfed.reference.randomness`). Subsets without replacement are drawn by
+:func:`sample_without_replacement` (a partial Fisher-Yates shuffle with one ``integers(k, n)`` per
+element), never by ``rng.choice``, so that the Numba twins, which run the same loop on the same
+streams, make the identical draws.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ __all__ = [
     "sample_without_replacement",
     "per_agent",
     "round_settings",
+    "record_schedule",
+    "AUTO_RECORD_FACTOR",
 ]
+
+#: ``record_every="auto"`` records every ceil(AUTO_RECORD_FACTOR * n / w) rounds, n the number of
+#: samples (one record reads each once, for f and grad f) and w the samples a round reads: the
+#: records then cost about 1 / AUTO_RECORD_FACTOR = 5% of the training, plus rounds 0 and T
+AUTO_RECORD_FACTOR = 20
 
 
 class FederatedProblem(Protocol):
@@ -110,6 +119,7 @@ class TrainResult:
 def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     """k distinct indices of range(n), uniformly, by a partial Fisher-Yates shuffle.
 
+    ``rng``: a ``numpy.random.Generator`` or a :class:`~prirfed.reference.randomness.Stream`.
     Consumes exactly k draws ``rng.integers(j, n)`` for j = 0..k-1 (the verified twins run the
     same loop). Every k-subset is equally likely and the order is uniformly random.
     """
@@ -143,3 +153,17 @@ def round_settings(where: str, problem, T, per_round, name: str, option, aggrega
     if aggregation not in ("tangent", "karcher"):
         raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
     return T, per_round
+
+
+def record_schedule(where: str, record_every, T: int, n_samples: int, samples_per_round: float) -> int:
+    """The recording period of a trainer run: ``record_every`` itself (an int >= 1; 1 = every round),
+    or for ``"auto"`` (the trainers' default) ceil(AUTO_RECORD_FACTOR * n / w) capped at T, so that the
+    history (f, ||grad f||, error: a pass over all n samples per record) costs about 5% of training
+    that reads w samples per round (issue 16: the history must cost less than the training). Rounds
+    0 and T are always recorded. Both twins compute it with this function."""
+    if isinstance(record_every, str):
+        if record_every != "auto":
+            raise ValueError(f"{where}: record_every must be an integer >= 1 or 'auto' (got {record_every!r})")
+        w = max(float(samples_per_round), 1.0)
+        return int(max(1, min(math.ceil(AUTO_RECORD_FACTOR * n_samples / w), max(int(T), 1))))
+    return check_int(where, "record_every", record_every)

@@ -12,8 +12,10 @@
   density proportional to exp(-||lambda||_2 / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2),
   drawn by random-walk Metropolis.
 
-Randomness order: DP-PGD per step draws the batch then d+1 normals; DP-FM draws the Haar matrix
-(n*n normals) and then the Metropolis chain (n normals and one uniform per step).
+Randomness (the policy in :mod:`prirfed.reference.randomness`): both draw the run key once from the
+caller's Generator. DP-PGD's step t reads ``agent_stream(key, t, 0)``: the batch, then d+1 normals.
+DP-FM reads ``agent_stream(key, 0, 0)``: the Haar matrix (n*n normals), then the Metropolis chain
+(n normals and one uniform per step).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from prirfed.reference.checks import check_int, check_positive
 from prirfed.reference.manifolds.sphere import Sphere
 
 from .aggregation import karcher_mean
-from .base import History, TrainResult, sample_without_replacement
+from prirfed.reference.randomness import agent_stream, run_key
+
+from .base import History, TrainResult, record_schedule, sample_without_replacement
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event, output_perturbation_event
 from .rgd import pooled_index
@@ -35,7 +39,7 @@ __all__ = ["dp_pgd", "dp_frechet_mean", "sample_spd_laplace_eigenvalues", "haar_
            "laplace_sigma_max"]
 
 
-def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every=1, keep_iterates=False):
+def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every="auto", keep_iterates=False):
     """DP-PGD of 001 section 5.1 on the sphere (noise in the ambient space R^{d+1}).
 
     Uses the problem's per-sample Euclidean gradients ``egrad_ij`` (clipped in the Euclidean norm
@@ -51,11 +55,14 @@ def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every=1, 
     if not (math.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
     etas = step_sizes(where, eta, T)
+    record_every = record_schedule(where, record_every, T, n, b)
     w = M.check_point(x0, where=where)
+    key = run_key(rng)
     hist = History()
     hist.record(problem, 0, w, keep_iterates)
     for t in range(T):
-        B = sample_without_replacement(rng, n, b)
+        stream = agent_stream(key, t, 0)
+        B = sample_without_replacement(stream, n, b)
         g = np.zeros(M.ambient_shape)
         for k in B:
             i, j = pooled_index(problem, int(k))
@@ -66,7 +73,7 @@ def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every=1, 
             g = g + gij
         zeta = g / b
         if sigma > 0:
-            zeta = zeta + sigma * rng.standard_normal(M.ambient_shape)
+            zeta = zeta + sigma * stream.standard_normal(M.ambient_shape)
         y = w - etas[t] * zeta
         ny = float(np.linalg.norm(y))
         if ny == 0.0:
@@ -169,8 +176,9 @@ def dp_frechet_mean(problem, eps, D, rng, *, n_steps=2000, tol=1e-12, W_hat=None
         raise ValueError(f"{where}: sigma = 2 D / (n eps) = {sigma:.6g} (D = {D:g}, n = {n}, eps = {eps:g}) is not below "
                          f"{smax:.6g}: the Riemannian Laplace law on SPD({M.n}) does not exist there "
                          f"(needs n > {2.0 * D / (eps * smax):.6g})")
-    U = haar_orthogonal(M.n, rng)
-    lam = sample_spd_laplace_eigenvalues(M.n, sigma, rng, n_steps=n_steps)
+    stream = agent_stream(run_key(rng), 0, 0)
+    U = haar_orthogonal(M.n, stream)
+    lam = sample_spd_laplace_eigenvalues(M.n, sigma, stream, n_steps=n_steps)
     Z = (U * np.exp(lam)) @ U.T
     w, V = np.linalg.eigh(W_hat)
     Wh = (V * np.sqrt(w)) @ V.T

@@ -1,13 +1,17 @@
 """Private local training of one agent: DP-RSGD (Algorithm 2 of 000) and DP-RSVRG (Algorithm 3 of 000).
 
-Each function reads like its algorithm box; line numbers refer to the box. Randomness order
-(the contract with the verified twins):
+Each function reads like its algorithm box; line numbers refer to the box. Randomness (the
+contract with the verified twins; the policy in :mod:`prirfed.reference.randomness`): a local
+trainer reads ONE stream, agent i's stream of its round. Called with a ``numpy.random.Generator``
+(standalone), it draws the run key from it (:func:`~prirfed.reference.randomness.run_key`, one
+call) and reads agent i's stream of round 0; PriRFed passes the stream of (round t, agent i)
+itself. In that stream, in order:
 
-- DP-RSGD, per step k: the batch B_k (``sample_without_replacement``: b_i integer draws), then,
-  if sigma > 0, the tangent noise (``sample_tangent_gaussian``: dim standard normals);
-  after the loop, Option 2 draws one ``rng.integers(0, K + 1)``.
-- DP-RSVRG, per inner step j: the index l_j (``rng.integers(0, N_i)``), then the noise if
-  sigma > 0; after the loops, Option 2 draws one ``rng.integers(0, K * m)``.
+- DP-RSGD, per step k: the batch B_k (``sample_without_replacement``: b_i bounded integers), then,
+  if sigma > 0, the tangent noise (:func:`tangent_noise`: one ``standard_normal`` call of
+  ``closed_form_normals(M)`` values); after the loop, Option 2 draws one ``integers(0, K + 1)``.
+- DP-RSVRG, per inner step j: the index l_j (``integers(0, N_i)``), then the noise if
+  sigma > 0; after the loops, Option 2 draws one ``integers(0, K * m)``.
 
 sigma = 0 draws no noise (the non-private trainers); tau = inf disables clipping;
 ``maps="retraction"`` replaces Exp/Log by the manifold's retraction and its inverse (as 002 did
@@ -23,10 +27,12 @@ import numpy as np
 from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
+from prirfed.reference.randomness import Stream, agent_stream, run_key
+
 from .base import sample_without_replacement
 
 __all__ = ["clip_or_identity", "tangent_noise", "dp_rsgd_local", "dp_rsvrg_local", "rsvrg_local", "check_local_args",
-           "check_option"]
+           "check_option", "local_stream"]
 
 
 def clip_or_identity(M, x, v, tau: float):
@@ -39,12 +45,26 @@ def clip_or_identity(M, x, v, tau: float):
 
 
 def tangent_noise(M, x, sigma: float, rng):
-    """epsilon ~ N_x(0, sigma^2) (Definition 2.5 of 000); the zero vector, with no draw, when sigma = 0."""
+    """epsilon ~ N_x(0, sigma^2) (Definition 2.5 of 000) by the O(dim) closed form
+    (:func:`~prirfed.reference.mechanisms.sample_tangent_gaussian_closed_form`: the projected ambient
+    Gaussian on the sphere and Stiefel, the transported one on H^d, X^{1/2} S X^{1/2} on SPD); the
+    zero vector, with no draw, when sigma = 0."""
     if sigma == 0.0:
         return np.zeros(M.ambient_shape)
-    from prirfed.reference.mechanisms import sample_tangent_gaussian
+    from prirfed.reference.mechanisms import sample_tangent_gaussian_closed_form
 
-    return sample_tangent_gaussian(M, x, sigma, rng)
+    return sample_tangent_gaussian_closed_form(M, x, sigma, rng)
+
+
+def local_stream(where, rng, i) -> Stream:
+    """The stream a local trainer reads: a :class:`~prirfed.reference.randomness.Stream` as given
+    (PriRFed's stream of (round t, agent i)); from a ``numpy.random.Generator``, the run key (one
+    draw) and agent i's stream of round 0."""
+    if isinstance(rng, Stream):
+        return rng
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{where}: rng must be a numpy.random.Generator or a randomness.Stream (got {type(rng).__name__})")
+    return agent_stream(run_key(rng), 0, i)
 
 
 def check_local_args(where, problem, i, K, sigma, tau, alpha):
@@ -83,6 +103,7 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
     N_i = problem.sizes[i]
     b = check_int(where, "b", b, 1, N_i)
     xk = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
+    rng = local_stream(where, rng, i)
     iterates = [xk]
     for _k in range(K):
         B = sample_without_replacement(rng, N_i, b)
@@ -117,6 +138,7 @@ def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1,
     M = geometry(problem.manifold, maps)
     N_i = problem.sizes[i]
     x_tilde = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
+    rng = local_stream(where, rng, i)
     inner_points = []
     for _k in range(K):
         xkj = x_tilde

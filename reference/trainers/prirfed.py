@@ -1,9 +1,13 @@
 """PriRFed: Algorithm 1 of 000 (private Riemannian federated learning).
 
-Randomness order (contract with the verified twin): per round t, the agent set S_t
-(``sample_without_replacement(rng, N, s)``: s integer draws), then each selected agent's local
-training in the drawn order, all from the same Generator; after the loop, Option 2 draws one
-``rng.integers(1, T + 1)``.
+Randomness (contract with the verified twin; the policy in :mod:`prirfed.reference.randomness`):
+the run key is drawn once from the caller's Generator (:func:`~prirfed.reference.randomness.run_key`,
+its only use); in round t the server's stream draws the agent set S_t
+(``sample_without_replacement(server_stream(key, t), N, s)``: s bounded integers) and each selected
+agent i trains on its own stream ``agent_stream(key, t, i)`` (the draws listed in
+:mod:`prirfed.reference.trainers.local`), so no agent's draws depend on another's and the agents of
+a round can run in any order or in parallel; after the rounds, Option 2 draws one
+``integers(1, T + 1)`` from the server's stream of round T.
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ import numpy as np
 from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
+from prirfed.reference.randomness import agent_stream, run_key, server_stream
+
 from .aggregation import server_step
-from .base import History, TrainResult, per_agent, round_settings, sample_without_replacement
+
+from .base import History, TrainResult, per_agent, record_schedule, round_settings, sample_without_replacement
 from .local import dp_rsgd_local, dp_rsvrg_local
 from .privacy import prirfed_run_event
 
@@ -55,7 +62,7 @@ def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregatio
 
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
             tau=math.inf, tau0=None, tau1=None, option=1, local_option=None, aggregation="tangent",
-            record_every=1, keep_iterates=False, maps="exp"):
+            record_every="auto", keep_iterates=False, maps="exp"):
     """Algorithm 1 of 000 (PriRFed) with DP-RSGD (Alg. 2) or DP-RSVRG (Alg. 3) local training.
 
     for t = 0..T-1:
@@ -73,6 +80,8 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     local_option : the local trainers' option (default = option, as Algorithm 1 couples them)
     aggregation : "tangent" (3.2) or "karcher" (3.1)
     maps : "exp" (Exp/Log) or "retraction" (retr/inv_retr in their place, as 002 on Stiefel)
+    record_every : the history's period (1: every round); "auto" (default): ``record_schedule``,
+        about 5% of the training's cost; rounds 0 and T are always recorded
 
     Returns a TrainResult whose ``event`` is the run's record-level privacy event (None when
     sigma = 0 or there is no clipping; ``info["privacy"]`` says why).
@@ -85,22 +94,28 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     local_option = option if local_option is None else local_option
     tau0 = tau if tau0 is None else tau0
     tau1 = tau if tau1 is None else tau1
-    record_every = check_int(where, "record_every", record_every)
+    K = check_int(where, "K", K)
+    m = check_int(where, "m", m)
+    sizes = np.asarray(problem.sizes, dtype=np.float64)
+    per_round = s * K * (float(np.mean(bs)) if local == "dp_rsgd" else float(np.mean(sizes)) + 2 * m)
+    record_every = record_schedule(where, record_every, T, int(sizes.sum()), per_round)
 
     x = M.check_point(x0, where=where)
+    key = run_key(rng)
     hist = History()
     hist.record(problem, 0, x, keep_iterates)
     outer = []
     for t in range(T):
-        S = sample_without_replacement(rng, N, s)
+        S = sample_without_replacement(server_stream(key, t), N, s)
         uploads, weights = [], []
         for i in S:
             i = int(i)
+            stream = agent_stream(key, t, i)
             if local == "dp_rsgd":
-                xi = dp_rsgd_local(problem, i, x, K, int(bs[i]), float(sigmas[i]), tau, float(alphas[t]), rng,
+                xi = dp_rsgd_local(problem, i, x, K, int(bs[i]), float(sigmas[i]), tau, float(alphas[t]), stream,
                                    local_option, maps)
             else:
-                xi = dp_rsvrg_local(problem, i, x, K, m, float(sigmas[i]), tau0, tau1, float(alphas[t]), rng,
+                xi = dp_rsvrg_local(problem, i, x, K, m, float(sigmas[i]), tau0, tau1, float(alphas[t]), stream,
                                     local_option, maps)
             uploads.append(xi)
             weights.append(problem.sizes[i])
@@ -108,7 +123,7 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
         outer.append(x)
         if (t + 1) % record_every == 0 or t + 1 == T:
             hist.record(problem, t + 1, x, keep_iterates)
-    x_out = x if option == 1 else outer[int(rng.integers(1, T + 1)) - 1]
+    x_out = x if option == 1 else outer[int(server_stream(key, T).integers(1, T + 1)) - 1]
     event, why = prirfed_run_event(problem, local=local, N=N, s=s, T=T, K=K, m=m, sigmas=sigmas, bs=bs, tau=tau,
                                    tau0=tau0, tau1=tau1)
     return TrainResult(x=x_out, history=hist, event=event,

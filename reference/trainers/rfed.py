@@ -1,8 +1,11 @@
 """RFedSVRG (Algorithm 1 of 002) and RFedAvg / RFedProx (Algorithms 2, 3 of 002, Appendix C).
 
-Randomness order: per round the client set S_t (``sample_without_replacement(rng, N, k)``), then
-for each client in drawn order, Option 2 draws ``rng.integers(1, tau_i + 1)``; after the rounds,
-Option 2 of the output draws ``rng.integers(1, T + 1)``. ``maps="retraction"`` uses the manifold's
+Randomness (the policy in :mod:`prirfed.reference.randomness`): the run key is drawn once from the
+caller's Generator; in round t the server's stream draws the client set S_t
+(``sample_without_replacement(server_stream(key, t), N, k)``) and, with Option 2, client i draws its
+upload ``integers(1, tau_i + 1)`` from its own stream ``agent_stream(key, t, i)``; after the rounds,
+Option 2 of the output draws ``integers(1, T + 1)`` from the server's stream of round T. RFedAvg and
+RFedProx draw only the client sets. ``maps="retraction"`` uses the manifold's
 retraction and its inverse in place of Exp and Log, as 002 did on Stiefel.
 """
 
@@ -14,7 +17,9 @@ from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
 from .aggregation import server_step
-from .base import History, TrainResult, per_agent, round_settings, sample_without_replacement
+from prirfed.reference.randomness import agent_stream, run_key, server_stream
+
+from .base import History, TrainResult, per_agent, record_schedule, round_settings, sample_without_replacement
 
 __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient", "federated_settings"]
 
@@ -31,8 +36,9 @@ def prox_gradient(M, x, x_t, grad_fi, mu):
 def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation, weighting, record_every):
     """The settings of 002's Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
     [1, N] clients per round, option 1 or 2, the aggregation, the weighting, eta_i positive and
-    finite and tau_i integers >= 1 per agent, record_every >= 1. Returns (T, k, etas, taus,
-    record_every), etas float and taus int64 arrays of shape (N,)."""
+    finite and tau_i integers >= 1 per agent, record_every >= 1 or "auto" (:func:`record_schedule`
+    with k clients of mean(tau_i) local steps over mean(N_i) samples per round). Returns (T, k, etas,
+    taus, record_every), etas float and taus int64 arrays of shape (N,)."""
     N = problem.N
     T, k = round_settings(where, problem, T, k, "k", option, aggregation)
     if weighting not in ("uniform", "size"):
@@ -43,7 +49,9 @@ def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation,
     taus = per_agent(where, "tau", tau, N)
     if np.any(taus < 1) or np.any(taus != np.round(taus)):
         raise ValueError(f"{where}: local step counts tau_i must be integers >= 1 (got {tau!r})")
-    return T, k, etas, taus.astype(np.int64), check_int(where, "record_every", record_every)
+    n = int(sum(problem.sizes))
+    record_every = record_schedule(where, record_every, T, n, k * float(np.mean(taus)) * n / N)
+    return T, k, etas, taus.astype(np.int64), record_every
 
 
 def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
@@ -52,11 +60,12 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
     T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
                                                        record_every)
     x = M.check_point(x0, where=where)
+    key = run_key(rng)
     hist = History()
     hist.record(problem, 0, x, keep_iterates)
     outer = []
     for t in range(T):
-        S = sample_without_replacement(rng, N, k)
+        S = sample_without_replacement(server_stream(key, t), N, k)
         ctx = local_step("round", x, None, None)  # per-round context (e.g. grad f(x_t) for RFedSVRG)
         uploads, weights = [], []
         for i in S:
@@ -66,18 +75,18 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
             for _ell in range(taus[i]):
                 xl = M.exp(xl, -etas[i] * local_step("step", x, i, xl, ctx))
                 path.append(xl)
-            uploads.append(path[-1] if option == 1 else path[int(rng.integers(1, taus[i] + 1)) - 1])
+            uploads.append(path[-1] if option == 1 else path[int(agent_stream(key, t, i).integers(1, taus[i] + 1)) - 1])
             weights.append(1.0 if weighting == "uniform" else problem.sizes[i])
         x = server_step(M, x, uploads, weights, aggregation)  # (3.2) / (8), or (3.1) / (7)
         outer.append(x)
         if (t + 1) % record_every == 0 or t + 1 == T:
             hist.record(problem, t + 1, x, keep_iterates)
-    x_out = x if option == 1 else outer[int(rng.integers(1, T + 1)) - 1]
+    x_out = x if option == 1 else outer[int(server_stream(key, T).integers(1, T + 1)) - 1]
     return TrainResult(x=x_out, history=hist)
 
 
 def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent", weighting="uniform",
-             record_every=1, keep_iterates=False, maps="exp"):
+             record_every="auto", keep_iterates=False, maps="exp"):
     """Algorithm 1 of 002 (RFedSVRG). Local step (9):
 
     x_{l+1} = Exp_{x_l}[ -eta_i ( grad f_i(x_l) - P_{x_t -> x_l}( grad f_i(x_t) - grad f(x_t) ) ) ],
@@ -96,7 +105,7 @@ def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent
                       keep_iterates, local_step)
 
 
-def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weighting="uniform", record_every=1,
+def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
             keep_iterates=False, maps="exp"):
     """Algorithm 2 of 002 (RFedAvg): x_{l+1} = Exp_{x_l}(-eta_i grad f_i(x_l)), output x_T.
 
@@ -113,7 +122,7 @@ def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weightin
                       keep_iterates, local_step)
 
 
-def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every=1,
+def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
              keep_iterates=False, maps="exp"):
     """Algorithm 3 of 002 (RFedProx): tau_i RGD steps (28) on h_i = f_i + (mu/2) dist^2(., x_t) (27)."""
     if not (np.isfinite(mu) and mu >= 0):

@@ -6,8 +6,11 @@ pooled mean (1/n) sum_g f_g is the global objective f of (2.1).
 
 ``maps="retraction"`` uses the manifold's retraction and its inverse in place of Exp and Log.
 
-Randomness order: RSGD / DP-RSGD per step draw the batch (``sample_without_replacement(rng, n, b)``)
-then, if sigma > 0, the tangent noise; Output 2 draws ``rng.integers(0, T)`` at the end.
+Randomness (the policy in :mod:`prirfed.reference.randomness`): the run key is drawn once from the
+caller's Generator; step t of RSGD / DP-RGD reads the stream ``agent_stream(key, t, 0)`` (the pooled
+data are agent 0): the batch (``sample_without_replacement(stream, n, b)``) then, if sigma > 0, the
+tangent noise (``tangent_noise``, the O(dim) closed form); Output 2 draws ``integers(0, T)`` from
+``server_stream(key, T)`` at the end. RGD draws nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import numpy as np
 from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry
 
-from .base import History, TrainResult, sample_without_replacement
+from prirfed.reference.randomness import agent_stream, run_key, server_stream
+
+from .base import History, TrainResult, record_schedule, sample_without_replacement
 from .local import clip_or_identity, tangent_noise
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event
@@ -36,7 +41,7 @@ def pooled_index(problem, g: int) -> tuple[int, int]:
     raise ValueError(f"pooled_index: sample number out of range (n = {sum(problem.sizes)})")
 
 
-def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every=1, keep_iterates=False,
+def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every="auto", keep_iterates=False,
         gtol=0.0, maps="exp"):
     """Riemannian steepest descent x_{t+1} = Exp_{x_t}(-alpha_t grad f(x_t)).
 
@@ -51,6 +56,8 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     M = geometry(problem.manifold, maps)
     T = check_int(where, "T", T, 0)
     alphas = step_sizes(where, alpha, T) if T > 0 else np.zeros(0)
+    n = int(sum(problem.sizes))
+    record_every = record_schedule(where, record_every, T, n, n)
     x = M.check_point(x0, where=where)
     hist = History()
     hist.record(problem, 0, x, keep_iterates)
@@ -102,7 +109,7 @@ def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
 
 
 def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lipschitz=None, averaging="convex",
-           record_every=1, keep_iterates=False, maps="exp"):
+           record_every="auto", keep_iterates=False, maps="exp"):
     """Algorithm 1 of 001: differentially private Riemannian (stochastic) gradient descent.
 
     for t = 0..T-1:
@@ -121,18 +128,21 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     where = "dp_rgd"
     M = geometry(problem.manifold, maps)
     T, n, b, alphas = dp_rgd_settings(where, problem, T, b, sigma, output, averaging, alpha)
+    record_every = record_schedule(where, record_every, T, n, b)
     w = M.check_point(x0, where=where)
+    key = run_key(rng)
     hist = History()
     hist.record(problem, 0, w, keep_iterates)
     iterates = [w]
     wbar = None
     for t in range(T):
-        B = sample_without_replacement(rng, n, b)
+        stream = agent_stream(key, t, 0)
+        B = sample_without_replacement(stream, n, b)
         mean = np.zeros(M.ambient_shape)
         for g in B:
             i, j = pooled_index(problem, int(g))
             mean = mean + clip_or_identity(M, w, problem.grad_sample(w, i, j), tau)
-        zeta = mean / b + tangent_noise(M, w, sigma, rng)
+        zeta = mean / b + tangent_noise(M, w, sigma, stream)
         w = M.exp(w, -float(alphas[t]) * zeta)
         iterates.append(w)
         # geodesic averaging over w_1, w_2, ... (t + 1 is the index of the new iterate)
@@ -146,7 +156,7 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     if output == 1:
         x_out = w
     elif output == 2:
-        x_out = iterates[int(rng.integers(0, T))]
+        x_out = iterates[int(server_stream(key, T).integers(0, T))]
     else:
         x_out = wbar
     radius = min(tau, math.inf if lipschitz is None else float(lipschitz))

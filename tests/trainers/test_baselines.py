@@ -3,6 +3,8 @@
 import math
 
 import numpy as np
+
+from prirfed.reference.randomness import agent_stream, run_key
 import pytest
 from scipy import integrate, stats
 
@@ -87,8 +89,8 @@ def test_dp_frechet_mean_output_distance_is_the_laplace_radius():
     r = dp_frechet_mean(P, eps=0.5, D=1.0, rng=np.random.default_rng(4), n_steps=300)
     assert r.info["sigma"] == pytest.approx(2 * 1.0 / 6 / 0.5)
     M.check_point(r.x)
-    # replay the draws to get lambda
-    g = np.random.default_rng(4)
+    # replay the draws to get lambda: the run key from the Generator, then agent 0's stream of round 0
+    g = agent_stream(run_key(np.random.default_rng(4)), 0, 0)
     haar_orthogonal(2, g)
     lam = sample_spd_laplace_eigenvalues(2, r.info["sigma"], g, n_steps=300)
     assert M.dist(r.x, r.info["W_hat"]) == pytest.approx(float(np.linalg.norm(lam)), rel=1e-9)

@@ -1,11 +1,15 @@
-"""Problem-to-array marshalling for the fused loops, and the results they hand back.
+"""Problem-to-array marshalling for the fused loops (built once per problem, no copy of the data),
+the history's optimum, and the reference ``History`` rebuilt from what a loop records.
 
 :func:`problem_arrays` turns a supported problem object (reference or verified class) and the
-``maps`` string into the codes and flat float64 arrays every loop takes (:class:`FusedArrays`),
-or refuses with a ``ValueError`` naming the caller; :func:`fused_settings_only` refuses the
-settings no loop implements. :func:`history_of` rebuilds the reference
-``History`` from the iterates a loop returns (f, ||grad f|| and the error to the optimum computed
-by the problem's own methods, so that the histories of both twins are comparable).
+``maps`` string into the geometry (a ``dims`` instance of :mod:`prirfed.verified.trainers.families`)
+and the arrays every loop takes (:class:`FusedArrays`), or refuses with a ``ValueError`` naming the
+caller. The arrays are built ONCE per problem and kept on it: ``Z`` is the problem's own
+contiguous storage of all agents' samples (the problems keep their agents' arrays as consecutive
+views of one buffer: :func:`prirfed.reference.problems.base.agent_arrays`), so a trainer call copies
+no data. :func:`fused_settings_only` refuses the settings no loop implements.
+:func:`history_of` builds the reference ``History`` from the values the loop computed in compiled
+code (f, ||grad f|| and the error to the optimum at each recorded round).
 
 Mirrors the data layout of ``reference/problems/*.py`` (agents' samples in agent order, the pooled
 order of 001's trainers) and ``History`` of ``reference/trainers/base.py``.
@@ -22,46 +26,35 @@ from prirfed.reference.manifolds.lorentz import Lorentz
 from prirfed.reference.manifolds.spd import SPD
 from prirfed.reference.manifolds.sphere import Sphere
 from prirfed.reference.manifolds.stiefel import Stiefel
+from prirfed.reference.problems.base import stacked_view
 from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean
 from prirfed.reference.problems.sphere_pca import SpherePCA
 from prirfed.reference.problems.stiefel_kpca import StiefelKPCA
 from prirfed.reference.trainers.base import History
 
-from .codes import (
-    AGG_KARCHER,
-    AGG_TANGENT,
-    GEOM_LORENTZ,
-    GEOM_SPD,
-    GEOM_SPHERE,
-    GEOM_SPHERE_RETR,
-    GEOM_STIEFEL,
-    GEOM_STIEFEL_RETR,
-    PROB_HSP,
-    PROB_SPD_FRECHET,
-    PROB_SPHERE_PCA,
-    PROB_STIEFEL_KPCA,
-)
+from .codes import AGG_KARCHER, AGG_TANGENT
+from .families import LorentzDims, SPDDims, SphereDims, SphereRetrDims, StiefelDims, StiefelRetrDims
 
-__all__ = ["FusedArrays", "problem_arrays", "fused_settings_only", "history_of", "flat_start"]
+__all__ = ["FusedArrays", "problem_arrays", "fused_settings_only", "history_of", "flat_start", "history_optimum",
+           "NO_POINT"]
 
-NO_MATRICES = np.zeros((0, 0, 0))  # the ``A`` of the flat family (it reads per-sample rows only)
+NO_MATRICES = np.zeros((0, 0, 0))  # the ``A`` of the families that read per-sample rows only
+NO_POINT = np.zeros(0)  # x* unknown: the history's error is NaN
+_CACHE = "_fused_arrays"
 
 
 class FusedArrays(NamedTuple):
     """What a loop reads of a problem.
 
-    ``geom``, ``prob``: codes of :mod:`prirfed.verified.trainers.codes`; ``dims``: the geometry
-    family (:mod:`prirfed.verified.trainers.geometry`): an int n (the SPD side, 0 on the sphere
-    and Lorentz) or the pair (d, r) of St(d, r); ``Z`` (sum N_i, width): the flat samples of all
-    agents stacked in agent order; ``C`` (sum N_i,): the scale of each sample's gradient (sphere PCA
-    c_i, SPD Frechet mean c, HSP alpha_ij(w), Stiefel kPCA c_i); ``offsets`` (N,): the first row of
-    each agent; ``sizes`` (N,): N_i; ``A`` (N, d, d): the agents' A_i = Z_i^T Z_i on Stiefel kPCA
-    (the reference's own arrays; only if asked), empty otherwise; ``ps`` (N,): the weights p_i.
+    ``dims``: the geometry (a class of :mod:`prirfed.verified.trainers.families`); ``Z`` (sum N_i,
+    width): the flat samples of all agents stacked in agent order (a view of the problem's own
+    storage); ``C`` (sum N_i,): the scale of each sample's gradient (sphere PCA c_i, SPD Frechet
+    mean c, HSP alpha_ij(w), Stiefel kPCA c_i); ``offsets`` (N,): the first row of each agent;
+    ``sizes`` (N,): N_i; ``A`` (N, d, d): the agents' A_i = Z_i^T Z_i on Stiefel kPCA (only if
+    asked), empty otherwise; ``ps`` (N,): the weights p_i.
     """
 
-    geom: int
-    prob: int
     dims: object
     Z: np.ndarray
     C: np.ndarray
@@ -71,46 +64,76 @@ class FusedArrays(NamedTuple):
     ps: np.ndarray
 
 
-def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays:
-    """The :class:`FusedArrays` of a supported (problem, maps) pair, else ``ValueError`` naming
-    ``where``. ``maps="retraction"`` is fused on the sphere (GEOM_SPHERE_RETR) and on Stiefel
-    (GEOM_STIEFEL_RETR, polar pair). ``matrices=True`` stacks Stiefel kPCA's A_i (the loops that
-    read agent or global gradients need them; the per-sample loops do not, and a (N, d, d) copy
-    is large for d = 784)."""
-    if maps not in ("exp", "retraction"):
-        raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
+def _data(where, problem):
+    """(geometry kind, Z, C, inner dims) of a supported problem, built from its own storage."""
     N_i = [int(k) for k in problem.sizes]
-    offsets = np.concatenate([[0], np.cumsum(N_i)[:-1]]).astype(np.int64)
-    sizes = np.asarray(N_i, dtype=np.int64)
-
-    def out(geom, prob, dims, Z, C, A=NO_MATRICES):
-        return FusedArrays(geom, prob, dims, Z, C, offsets, sizes, A, np.asarray(problem.weights, dtype=np.float64))
-
     if isinstance(problem, SpherePCA) and isinstance(problem.manifold, Sphere):
-        Z = np.ascontiguousarray(np.concatenate(problem.Z, axis=0), dtype=np.float64)
-        C = np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
-        return out(GEOM_SPHERE if maps == "exp" else GEOM_SPHERE_RETR, PROB_SPHERE_PCA, 0, Z, C)
+        return "sphere", stacked_view(problem.Z), np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
     if isinstance(problem, StiefelKPCA) and isinstance(problem.manifold, Stiefel):
-        Z = np.ascontiguousarray(np.concatenate(problem.Z, axis=0), dtype=np.float64)
-        C = np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
-        A = np.ascontiguousarray(np.stack(problem.A_i), dtype=np.float64) if matrices else NO_MATRICES
-        return out(GEOM_STIEFEL if maps == "exp" else GEOM_STIEFEL_RETR, PROB_STIEFEL_KPCA,
-                   (int(problem.d), int(problem.r)), Z, C, A)
-    if maps != "exp":
-        if isinstance(problem, (SPDFrechetMean, HyperbolicStructuredPrediction)):
-            raise ValueError(f"{where}: maps='retraction' is fused only on the sphere and Stiefel (got "
-                             f"{type(problem).__name__} on {type(problem.manifold).__name__}); use the reference")
+        return "stiefel", stacked_view(problem.Z), np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
     if isinstance(problem, SPDFrechetMean) and isinstance(problem.manifold, SPD):
         n = int(problem.n)
-        Z = np.ascontiguousarray(np.concatenate(problem.Z, axis=0).reshape(sum(N_i), n * n), dtype=np.float64)
-        return out(GEOM_SPD, PROB_SPD_FRECHET, n, Z, np.full(sum(N_i), float(problem.c)))
+        Z = stacked_view(problem.Z)
+        return "spd", Z.reshape(Z.shape[0], n * n), np.full(sum(N_i), float(problem.c))
     if isinstance(problem, HyperbolicStructuredPrediction) and isinstance(problem.manifold, Lorentz):
-        Z = np.ascontiguousarray(np.concatenate(problem.Y, axis=0), dtype=np.float64)
         C = np.ascontiguousarray(np.concatenate([np.asarray(a, dtype=np.float64) for a in problem.alpha]))
-        return out(GEOM_LORENTZ, PROB_HSP, 0, Z, C)
+        return "lorentz", stacked_view(problem.Y), C
     raise ValueError(f"{where}: the verified trainers support SpherePCA, SPDFrechetMean, "
                      f"HyperbolicStructuredPrediction and StiefelKPCA (got {type(problem).__name__} on "
                      f"{type(problem.manifold).__name__})")
+
+
+def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays:
+    """The :class:`FusedArrays` of a supported (problem, maps) pair, else ``ValueError`` naming
+    ``where``. ``maps="retraction"`` is fused on the sphere and on Stiefel (polar pair).
+    ``matrices=True`` adds Stiefel kPCA's A_i (stacked once, kept with the arrays). Built on the
+    first call and kept on the problem object (a later call with the same data is free)."""
+    if maps not in ("exp", "retraction"):
+        raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
+    cache = problem.__dict__.get(_CACHE) if hasattr(problem, "__dict__") else None
+    data_id = tuple(id(z) for z in getattr(problem, "Y" if isinstance(problem, HyperbolicStructuredPrediction)
+                                            else "Z", ()))
+    if cache is None or cache["id"] != data_id:
+        kind, Z, C = _data(where, problem)
+        N_i = [int(k) for k in problem.sizes]
+        cache = dict(id=data_id, kind=kind, Z=Z, C=C, A=None,
+                     offsets=np.concatenate([[0], np.cumsum(N_i)[:-1]]).astype(np.int64),
+                     sizes=np.asarray(N_i, dtype=np.int64), ps=np.asarray(problem.weights, dtype=np.float64))
+        if hasattr(problem, "__dict__"):
+            problem.__dict__[_CACHE] = cache
+    kind = cache["kind"]
+    if maps == "retraction" and kind in ("spd", "lorentz"):
+        raise ValueError(f"{where}: maps='retraction' is fused only on the sphere and Stiefel (got "
+                         f"{type(problem).__name__} on {type(problem.manifold).__name__}); use the reference")
+    if kind == "sphere":
+        D = int(problem.d) + 1
+        dims = SphereDims(D) if maps == "exp" else SphereRetrDims(D)
+    elif kind == "stiefel":
+        d, r = int(problem.d), int(problem.r)
+        dims = StiefelDims(d, r) if maps == "exp" else StiefelRetrDims(d, r)
+    elif kind == "spd":
+        dims = SPDDims(int(problem.n))
+    else:
+        dims = LorentzDims(int(problem.d) + 1)
+    A = NO_MATRICES
+    if matrices and kind == "stiefel":
+        if cache["A"] is None:
+            cache["A"] = np.ascontiguousarray(np.stack(problem.A_i), dtype=np.float64)
+        A = cache["A"]
+    return FusedArrays(dims, cache["Z"], cache["C"], cache["offsets"], cache["sizes"], A, cache["ps"])
+
+
+def history_optimum(problem) -> np.ndarray:
+    """x* as a flat vector for the compiled history's error (reference: trainers.base.error_to_optimum):
+    Stiefel kPCA's optimal subspace basis (the one ``angles_to_optimum`` uses), else ``problem.x_star``;
+    empty (error NaN) when unknown. Computed by the problem, once, as the reference does."""
+    if isinstance(problem, StiefelKPCA):
+        if getattr(problem, "_X_star", None) is None:
+            problem._X_star = problem.optimum()
+        xs = problem._X_star
+    else:
+        xs = problem.x_star
+    return NO_POINT if xs is None else np.ascontiguousarray(xs, dtype=np.float64).ravel()
 
 
 def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", karcher=True):
@@ -134,10 +157,15 @@ def flat_start(M, x0, where) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=np.float64).ravel()
 
 
-def history_of(problem, rounds, R, keep_iterates) -> History:
-    """The reference ``History`` of the iterates ``R`` (flat rows) at ``rounds``."""
+def history_of(problem, rounds, H, R) -> History:
+    """The reference ``History`` from a loop's records: ``H`` (rows: f, ||grad f||, error) at
+    ``rounds``, and the iterates ``R`` (flat rows; empty unless ``keep_iterates``)."""
     shape = tuple(problem.manifold.ambient_shape)
     hist = History()
-    for r, t in enumerate(rounds):
-        hist.record(problem, int(t), R[r].reshape(shape), keep_iterates)
+    hist.rounds = [int(t) for t in rounds]
+    hist.f = [float(v) for v in H[:, 0]]
+    hist.grad_norm = [float(v) for v in H[:, 1]]
+    hist.dist_to_opt = [float(v) for v in H[:, 2]]
+    if R.shape[0] > 0:
+        hist.iterates = [R[r].reshape(shape).copy() for r in range(R.shape[0])]
     return hist

@@ -10,34 +10,22 @@ literals, are never renumbered, and are pinned by ``tests/verified/test_trainer_
 (change them only together with that test, and clear the ``__pycache__`` folders of
 ``verified/trainers``).
 
-Mirrors no reference module: the reference trainers take strings (``maps="exp"``,
-``local="dp_rsgd"``, ``aggregation="tangent"``); :mod:`prirfed.verified.trainers.arrays` turns a
-problem and those strings into these codes.
+Mirrors no reference module: the reference trainers take strings (``local="dp_rsgd"``,
+``aggregation="tangent"``) that the wrappers turn into these codes. The manifold, the maps and the
+problem are not codes any more but the TYPE of ``dims`` (:mod:`prirfed.verified.trainers.families`),
+so that a loop compiles only its own geometry; the former codes GEOM_* (0-5) and PROB_* (0-3) are
+retired, never to be reused.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "GEOM_SPHERE", "GEOM_SPD", "GEOM_LORENTZ", "GEOM_SPHERE_RETR", "GEOM_STIEFEL", "GEOM_STIEFEL_RETR",
-    "PROB_SPHERE_PCA", "PROB_SPD_FRECHET", "PROB_HSP", "PROB_STIEFEL_KPCA",
     "LOCAL_DP_RSGD", "LOCAL_DP_RSVRG",
     "AGG_TANGENT", "AGG_KARCHER",
     "METHOD_SVRG", "METHOD_AVG", "METHOD_PROX",
     "KARCHER_TOL", "KARCHER_MAX_ITER",
 ]
 
-# manifold and maps (the geometry family "flat" of verified.trainers.geometry_flat: 0-3; "stiefel": 4-5)
-GEOM_SPHERE = 0
-GEOM_SPD = 1
-GEOM_LORENTZ = 2
-GEOM_SPHERE_RETR = 3  # the sphere seen through its retraction (maps="retraction"): Exp := retr, Log := inv_retr
-GEOM_STIEFEL = 4  # St(d, r), maps="exp": the exact Exp and the Newton Log of the reference Stiefel class
-GEOM_STIEFEL_RETR = 5  # St(d, r), maps="retraction": the polar retraction and its inverse
-# problem (which per-sample gradient)
-PROB_SPHERE_PCA = 0
-PROB_SPD_FRECHET = 1
-PROB_HSP = 2
-PROB_STIEFEL_KPCA = 3
 # PriRFed's local trainer
 LOCAL_DP_RSGD = 0  # Algorithm 2 of 000
 LOCAL_DP_RSVRG = 1  # Algorithm 3 of 000

@@ -1,20 +1,24 @@
-"""The geometry the fused loops see: one set of functions, two families chosen by the type of ``dims``.
+"""The geometry the fused loops see: one set of functions, one family per geometry, chosen by TYPE.
 
 Every loop of :mod:`prirfed.verified.trainers` is written once, in terms of the functions below, and
-takes ``dims`` right after its codes:
+takes ``dims``, an instance of a class of :mod:`prirfed.verified.trainers.families`, after its data
+arrays. While Numba types a loop it resolves each function here by the class of ``dims``
+(``numba.extending.overload``) to the function of the same name in that geometry's module:
 
-- ``dims`` an integer ``n`` (the SPD side; 0 for the sphere and Lorentz): the family of
-  :mod:`prirfed.verified.trainers.geometry_flat` (sphere, sphere retraction, SPD, Lorentz);
-- ``dims`` a pair ``(d, r)``: the family of :mod:`prirfed.verified.trainers.geometry_stiefel`
-  (St(d, r), Exp/Log or the polar retraction).
+=====================================  =================================================================
+``SphereDims`` / ``SphereRetrDims``    :mod:`prirfed.verified.trainers.geometry_sphere` (sphere PCA)
+``SPDDims``                            :mod:`prirfed.verified.trainers.geometry_spd` (Frechet mean)
+``LorentzDims``                        :mod:`prirfed.verified.trainers.geometry_lorentz` (HSP)
+``StiefelDims`` / ``StiefelRetrDims``  :mod:`prirfed.verified.trainers.geometry_stiefel` (kPCA)
+=====================================  =================================================================
 
-The two families define the same functions with the same arguments; the choice is made by Numba
-while it types a loop (``numba.extending.overload`` on the type of ``dims``), so a loop compiles one specialisation per family, and each specialisation types only its
-family's kernels; nothing is passed as a function argument (which would defeat the on-disk cache)
-and nothing is decided per call in Python. The functions here are stubs for compiled code: called
-from Python they raise ``TypeError``.
+(a ``*RetrDims`` class picks the module's ``exp_retr`` / ``log_retr`` for ``exp`` / ``log``). So a loop
+compiles one specialisation per geometry, typing only that geometry's kernels: a run compiles (or
+loads) only what it uses. Nothing is passed as a function argument (which would defeat the on-disk
+cache) and nothing is decided per call in Python. The functions here are stubs for compiled code:
+called from Python they raise ``TypeError``.
 
-Written once, in terms of the dispatched functions: :func:`clip_or_identity` (clip_tau of 000
+Written once, on top of the dispatched functions: :func:`clip_or_identity` (clip_tau of 000
 Algorithm 2 line 4) and :func:`aggregate` (the server step: tangent mean (3.2) / (8), or the Karcher
 mean (3.1) / (7) by the iteration of the reference ``karcher_mean``).
 Proofs note: ``proofs_notes/verified_trainers.md``.
@@ -31,90 +35,119 @@ from numba.extending import overload
 
 from prirfed.verified.mechanisms import clip_kernel
 
-from . import geometry_flat as flat
-from . import geometry_stiefel as stiefel
+from . import geometry_lorentz, geometry_spd, geometry_sphere, geometry_stiefel
 from .codes import AGG_TANGENT, KARCHER_MAX_ITER, KARCHER_TOL
+from .families import LorentzDims, SPDDims, SphereDims, SphereRetrDims, StiefelDims, StiefelRetrDims
 
-__all__ = ["exp", "log", "transp", "norm", "noise", "grad_sample", "agent_grad", "full_grad", "clip_or_identity",
-           "aggregate", "is_stiefel_dims"]
+__all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
+           "full_grad", "record", "clip_or_identity", "aggregate", "FAMILIES", "FAMILY_FUNCTIONS", "family_of"]
+
+#: dims class -> (module, suffix of the maps variant)
+FAMILIES = {
+    SphereDims: (geometry_sphere, ""),
+    SphereRetrDims: (geometry_sphere, "_retr"),
+    SPDDims: (geometry_spd, ""),
+    LorentzDims: (geometry_lorentz, ""),
+    StiefelDims: (geometry_stiefel, ""),
+    StiefelRetrDims: (geometry_stiefel, "_retr"),
+}
 
 
-def is_stiefel_dims(dims) -> bool:
-    """Whether a Numba type of ``dims`` selects the Stiefel family (a pair of integers)."""
-    return isinstance(dims, types.UniTuple) and dims.count == 2 and isinstance(dims.dtype, types.Integer)
+def family_of(dims_type):
+    """(module, suffix) for a Numba type of ``dims`` (a named tuple of a class of FAMILIES), else TypeError."""
+    cls = getattr(dims_type, "instance_class", None)
+    if isinstance(dims_type, (types.NamedUniTuple, types.NamedTuple)) and cls in FAMILIES:
+        return FAMILIES[cls]
+    raise TypeError(f"prirfed.verified.trainers.geometry: dims must be an instance of a class of "
+                    f"verified.trainers.families (got the Numba type {dims_type})")
 
 
 def _compiled_only(name):
     raise TypeError(f"prirfed.verified.trainers.geometry.{name}: a stub for compiled loops (call it inside @njit code)")
 
 
-def exp(geom, dims, x, v):
-    """Exp_x(v) (R_x(v) for the retraction codes)."""
+def exp(dims, x, v):
+    """Exp_x(v) (R_x(v) for the retraction classes)."""
     _compiled_only("exp")
 
 
-def log(geom, dims, x, y):
-    """Exp_x^{-1}(y) (R_x^{-1}(y) for the retraction codes)."""
+def log(dims, x, y):
+    """Exp_x^{-1}(y) (R_x^{-1}(y) for the retraction classes)."""
     _compiled_only("log")
 
 
-def transp(geom, dims, x, y, v):
+def transp(dims, x, y, v):
     """The transport of v from T_x to T_y of the family (parallel, or Stiefel's projection)."""
     _compiled_only("transp")
 
 
-def norm(geom, dims, x, v):
+def norm(dims, x, v):
     """||v||_x."""
     _compiled_only("norm")
 
 
-def noise(geom, dims, x, sigma, rng):
-    """eps ~ N_x(0, sigma^2) from one rng.standard_normal(dim)."""
-    _compiled_only("noise")
+def noise_into(dims, x, sigma, st, out):
+    """out = eps ~ N_x(0, sigma^2), read from the stream ``st`` (the O(dim) closed form)."""
+    _compiled_only("noise_into")
 
 
-def grad_sample(prob, dims, x, Z, row, c):
-    """grad f_ij(x) of the sample in row ``row`` of Z with scale c."""
+def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
+    """acc += clip_tau(grad f_row(x)) in place (``work``: a scratch vector of the point's length)."""
+    _compiled_only("add_clipped_grad")
+
+
+def grad_sample(dims, x, Z, row, c):
+    """grad f_ij(x) of the sample in row ``row`` of Z with scale c (a new array)."""
     _compiled_only("grad_sample")
 
 
-def agent_grad(prob, dims, x, Z, C, offsets, sizes, A, i):
+def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
     """grad f_i(x) of agent i."""
     _compiled_only("agent_grad")
 
 
-def full_grad(prob, dims, x, Z, C, offsets, sizes, A, ps):
+def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
     """grad f(x) = sum_i p_i grad f_i(x)."""
     _compiled_only("full_grad")
 
 
-def _family(name):
-    """Register the overload of the stub ``name``: the function of the same name and arguments in
-    the family that the Numba type of ``dims`` selects (its Python source, inlined by Numba)."""
+def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
+    """(f(x), ||grad f(x)||_x, error to the optimum) for the history (NaN error if xstar is empty)."""
+    _compiled_only("record")
+
+
+FAMILY_FUNCTIONS = ("exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
+                    "full_grad", "record")
+
+
+def _register(name):
+    """The overload of the stub ``name``: the function of the same name (or ``name + suffix``) in the
+    module that the class of ``dims`` selects (its Python source, compiled inside the loop)."""
     stub = globals()[name]
-    flat_fn, stiefel_fn = getattr(flat, name).py_func, getattr(stiefel, name).py_func
 
     def choose(*args):
-        return stiefel_fn if is_stiefel_dims(args[1]) else flat_fn
+        module, suffix = family_of(args[0])
+        fn = getattr(module, name + suffix, None) if suffix else None
+        return (fn or getattr(module, name)).py_func
 
     choose.__signature__ = inspect.signature(stub)
     overload(stub)(choose)
 
 
-for _name in ("exp", "log", "transp", "norm", "noise", "grad_sample", "agent_grad", "full_grad"):
-    _family(_name)
+for _name in FAMILY_FUNCTIONS:
+    _register(_name)
 
 
 @njit(cache=True, inline="always")
-def clip_or_identity(geom, dims, x, v, tau):
+def clip_or_identity(dims, x, v, tau):
     """clip_tau(v) = min(1, tau/||v||_x) v; identity for tau = inf (reference: local.clip_or_identity)."""
     if tau == math.inf:
         return v
-    return clip_kernel(v, norm(geom, dims, x, v), tau)
+    return clip_kernel(v, norm(dims, x, v), tau)
 
 
 @njit(cache=True, inline="always")
-def aggregate(geom, dims, x, uploads, w, aggregation):
+def aggregate(dims, x, uploads, w, aggregation):
     """The server step from x: the tangent mean (3.2) of 000 / (8) of 002, Exp_x(sum_q w_q Log_x(x_q)),
     or the Karcher mean (3.1) / (7) by the iteration of reference karcher_mean (unit-step
     Riemannian gradient descent on (1/2) sum_q w_q dist^2(., x_q) from x, stopping at the first
@@ -125,16 +158,16 @@ def aggregate(geom, dims, x, uploads, w, aggregation):
     if aggregation == AGG_TANGENT:
         v = np.zeros(D)
         for q in range(uploads.shape[0]):
-            v = v + w[q] * log(geom, dims, x, uploads[q])
-        return exp(geom, dims, x, v)
+            v = v + w[q] * log(dims, x, uploads[q])
+        return exp(dims, x, v)
     y = x
     for it in range(KARCHER_MAX_ITER + 1):
         g = np.zeros(D)
         for q in range(uploads.shape[0]):
-            g = g + w[q] * log(geom, dims, y, uploads[q])
-        if norm(geom, dims, y, g) <= KARCHER_TOL:
+            g = g + w[q] * log(dims, y, uploads[q])
+        if norm(dims, y, g) <= KARCHER_TOL:
             return y
         if it == KARCHER_MAX_ITER:
             break
-        y = exp(geom, dims, y, g)
+        y = exp(dims, y, g)
     raise ValueError("karcher_mean (verified): the gradient norm is still > tol 1e-10 after max_iter = 1000 iterations")

@@ -1,25 +1,22 @@
-"""The geometry family "stiefel" of the fused loops: St(d, r) kPCA (002 (3)) on flat vectors.
+"""The Stiefel family of the fused loops: St(d, r) with the Euclidean metric, kPCA (002 (3)).
 
-Points and tangent vectors are flat float64 vectors of length d r (row-major X), reshaped to
-(d, r) for the kernels of :mod:`prirfed.verified.manifolds.stiefel`. The functions have the
-arguments of :mod:`prirfed.verified.trainers.geometry_flat`, with ``dims`` the pair ``(d, r)``, so
-that :mod:`prirfed.verified.trainers.geometry` can hand the same loop either family.
+Points and tangent vectors are flat float64 vectors of length d r (row-major X); ``dims`` is
+``StiefelDims(d, r)`` (the exact Exp and the Newton Log of the reference Stiefel class) or
+``StiefelRetrDims(d, r)`` (the polar retraction R_X(V) = (X + V)(I + V^T V)^{-1/2} and its inverse, a
+Lyapunov solve: the ``*_retr`` functions, as 002 ran its experiments).
 
 Why a family of its own: the kernels of St(d, r) (Pade expm, Householder QR and Gauss-Newton for
-Exp/Log; eigh for the polar retraction, a Kronecker-Lyapunov solve for its inverse) are large, and
-typing them inside the sphere/SPD/Lorentz specialisation would make every user pay their compile
-time. A loop called with ``dims = (d, r)`` compiles a specialisation that types only these.
+Exp/Log; eigh for the polar retraction) are large, and a user of the sphere should not compile them.
 
-Codes: ``GEOM_STIEFEL`` (maps="exp": the exact Exp and the Newton Log of the reference Stiefel
-class) and ``GEOM_STIEFEL_RETR`` (maps="retraction": the polar retraction
-R_X(V) = (X + V)(I + V^T V)^{-1/2} and its inverse, as 002 ran its experiments). The transport is
-the projection P_Y(V) = V - Y sym(Y^T V) in both cases (the reference Stiefel.transp; Retracted
-keeps it); the norm is Frobenius (Euclidean metric). The agent gradient is grad f_i(X) = P_X(-A_i X)
-with the reference problem's own arrays A_i = Z_i^T Z_i
-(:func:`prirfed.verified.problems.stiefel_kpca.stiefel_kpca_rgrad_mean_kernel`); the full gradient
-is P_X(sum_i p_i grad f_i(X)), the projection applied as the reference's FederatedProblem._rgrad
-does. Mirrors ``reference/manifolds/stiefel.py``, ``reference/manifolds/retracted.py`` and
-``reference/problems/stiefel_kpca.py``. Proofs note: ``proofs_notes/verified_trainers.md`` (section 5).
+Mirrors ``reference/manifolds/stiefel.py``, ``reference/manifolds/retracted.py``,
+``reference/problems/stiefel_kpca.py`` and the Stiefel branch of
+``reference/mechanisms.sample_tangent_gaussian_closed_form`` (the projected ambient Gaussian
+G - X sym(X^T G): d r normals, O(d r^2), no basis). The transport is the projection
+P_Y(V) = V - Y sym(Y^T V) (reference Stiefel.transp; Retracted keeps it); the norm is Frobenius.
+The per-sample gradient is rank one, grad f_ij(X) = -2 c (z - X u) u^T with u = X^T z (since
+X^T(z u^T) = u u^T is symmetric, P_X(z u^T) = (z - X u) u^T), accumulated in place from two
+scratch vectors; the agent gradient is P_X(-A_i X) with the problem's A_i = Z_i^T Z_i.
+Proofs note: ``proofs_notes/verified_trainers.md`` (section 5).
 """
 
 from __future__ import annotations
@@ -30,81 +27,193 @@ import numpy as np
 from numba import njit
 
 from prirfed.verified.manifolds import stiefel as vst
-from prirfed.verified.mechanisms import sample_tangent_gaussian_kernel
 from prirfed.verified.problems.stiefel_kpca import (
     stiefel_kpca_rgrad_kernel,
     stiefel_kpca_rgrad_mean_kernel,
     stiefel_proj_kernel,
 )
+from prirfed.verified.randomness import normals_into
 
-from .codes import GEOM_STIEFEL_RETR
+__all__ = ["exp", "exp_retr", "log", "log_retr", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample",
+           "agent_grad", "full_grad", "record"]
 
-__all__ = ["exp", "log", "transp", "norm", "noise", "grad_sample", "agent_grad", "full_grad"]
+STEP_OVERFLOW = "Stiefel (verified loops): a step V has ||V||_F^2 not finite (the steps overflow: reduce the step size)"
 
 
 @njit(cache=True, inline="always")
-def exp(geom, dims, x, v):
-    """Exp_X(V) (maps="exp") or the polar retraction R_X(V) (maps="retraction"). A step whose
-    ||V||^2 overflows raises (LAPACK would otherwise see infinities)."""
+def exp(dims, x, v):
+    """Exp_X(V); a step whose ||V||^2 overflows raises (LAPACK would otherwise see infinities)."""
     d, r = dims
     if not math.isfinite(np.sum(v * v)):
-        raise ValueError("Stiefel (verified loops): a step V has ||V||_F^2 not finite (the steps overflow: reduce the step size)")
-    if geom == GEOM_STIEFEL_RETR:
-        return vst.retr_polar_kernel(x.reshape((d, r)), v.reshape((d, r))).ravel()
+        raise ValueError(STEP_OVERFLOW)
     return vst.exp_kernel(x.reshape((d, r)), v.reshape((d, r))).ravel()
 
 
 @njit(cache=True, inline="always")
-def log(geom, dims, x, y):
-    """Log_X(Y) (Newton on Exp) or the inverse polar retraction R_X^{-1}(Y) (Lyapunov solve)."""
+def exp_retr(dims, x, v):
+    """The polar retraction R_X(V) (maps="retraction")."""
     d, r = dims
-    if geom == GEOM_STIEFEL_RETR:
-        return vst.inv_retr_polar_kernel(x.reshape((d, r)), y.reshape((d, r))).ravel()
+    if not math.isfinite(np.sum(v * v)):
+        raise ValueError(STEP_OVERFLOW)
+    return vst.retr_polar_kernel(x.reshape((d, r)), v.reshape((d, r))).ravel()
+
+
+@njit(cache=True, inline="always")
+def log(dims, x, y):
+    """Log_X(Y) (Newton on Exp)."""
+    d, r = dims
     return vst.log_kernel(x.reshape((d, r)), y.reshape((d, r))).ravel()
 
 
 @njit(cache=True, inline="always")
-def transp(geom, dims, x, y, v):
-    """Projection vector transport T_{X->Y}(V) = P_Y(V) (reference Stiefel.transp; reads only y)."""
+def log_retr(dims, x, y):
+    """R_X^{-1}(Y) of the polar retraction (Lyapunov solve)."""
     d, r = dims
-    Y = y.reshape((d, r))
-    return vst.transp_kernel(Y, Y, v.reshape((d, r))).ravel()  # transp_kernel(x, y, v) reads only y
+    return vst.inv_retr_polar_kernel(x.reshape((d, r)), y.reshape((d, r))).ravel()
 
 
 @njit(cache=True, inline="always")
-def norm(geom, dims, x, v):
-    """||V||_X = ||V||_F (Euclidean metric)."""
+def transp(dims, x, y, v):
+    """Projection vector transport T_{X->Y}(V) = P_Y(V) (reads only y)."""
+    d, r = dims
+    Y = y.reshape((d, r))
+    return vst.transp_kernel(Y, Y, v.reshape((d, r))).ravel()
+
+
+@njit(cache=True, inline="always")
+def norm(dims, x, v):
+    """||V||_X = ||V||_F."""
     return math.sqrt(np.sum(v * v))
 
 
 @njit(cache=True, inline="always")
-def noise(geom, dims, x, sigma, rng):
-    """eps ~ N_X(0, sigma^2): one rng.standard_normal(dim) combined with the Stiefel tangent basis at X
-    (reference: local.tangent_noise -> mechanisms.sample_tangent_gaussian with Stiefel.tangent_basis)."""
+def noise_into(dims, x, sigma, st, out):
+    """out = G - X sym(X^T G), G = sigma * (d r normals of st, row-major): N_X(0, sigma^2) in O(d r^2)
+    (reference: mechanisms.sample_tangent_gaussian_closed_form, the Stiefel branch)."""
     d, r = dims
-    B = vst.tangent_basis_kernel(x.reshape((d, r)))
-    return sample_tangent_gaussian_kernel(rng, B.reshape((B.shape[0], d * r)), sigma)
+    normals_into(st, out, sigma)
+    G = out.reshape((d, r))
+    X = x.reshape((d, r))
+    S = np.zeros((r, r))
+    for l in range(d):
+        for a in range(r):
+            t = X[l, a]
+            for b in range(r):
+                S[a, b] += t * G[l, b]
+    H = np.empty((r, r))
+    for a in range(r):
+        for b in range(r):
+            H[a, b] = 0.5 * (S[a, b] + S[b, a])
+    for l in range(d):
+        for a in range(r):
+            t = X[l, a]
+            for b in range(r):
+                G[l, b] -= t * H[a, b]
 
 
 @njit(cache=True, inline="always")
-def grad_sample(prob, dims, x, Z, row, c):
-    """grad f_ij(X) = P_X(-2 c z (z^T X)) for the sample in row ``row`` of Z (reference: StiefelKPCA._rgrad_ij)."""
+def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
+    """acc += clip_tau(-2 c (z - X u) u^T), u = X^T z (rank one; ``work`` holds z - X u, length d, and
+    u is kept in its first r entries of a second pass: no matrix temporary)."""
+    d, r = dims
+    X = x.reshape((d, r))
+    z = Z[row]
+    u = np.zeros(r)
+    for l in range(d):
+        zl = z[l]
+        for a in range(r):
+            u[a] += zl * X[l, a]
+    vv = 0.0
+    for l in range(d):
+        s = 0.0
+        for a in range(r):
+            s += X[l, a] * u[a]
+        w = z[l] - s
+        work[l] = w
+        vv += w * w
+    uu = 0.0
+    for a in range(r):
+        uu += u[a] * u[a]
+    s = -2.0 * C[row]
+    f = 1.0
+    if tau != math.inf:
+        nrm = abs(s) * math.sqrt(vv * uu)
+        if nrm != 0.0 and tau / nrm < 1.0:
+            f = tau / nrm
+    fs = f * s
+    for l in range(d):
+        wl = fs * work[l]
+        for a in range(r):
+            acc[l * r + a] += wl * u[a]
+
+
+@njit(cache=True, inline="always")
+def grad_sample(dims, x, Z, row, c):
+    """grad f_ij(X) = P_X(-2 c z (z^T X)) (a new array; reference: StiefelKPCA._rgrad_ij)."""
     d, r = dims
     return stiefel_kpca_rgrad_kernel(x.reshape((d, r)), Z[row], c).ravel()
 
 
 @njit(cache=True, inline="always")
-def agent_grad(prob, dims, x, Z, C, offsets, sizes, A, i):
-    """grad f_i(X) = P_X(-A_i X) (reference: StiefelKPCA._rgrad_i; the rows of Z are not read)."""
+def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
+    """grad f_i(X) = P_X(-A_i X) (reference: StiefelKPCA._rgrad_i)."""
     d, r = dims
     return stiefel_kpca_rgrad_mean_kernel(x.reshape((d, r)), A[i]).ravel()
 
 
 @njit(cache=True, inline="always")
-def full_grad(prob, dims, x, Z, C, offsets, sizes, A, ps):
+def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
     """grad f(X) = P_X(sum_i p_i grad f_i(X)) (reference: FederatedProblem._rgrad)."""
     d, r = dims
     g = np.zeros(x.shape[0])
     for i in range(ps.shape[0]):
-        g = g + ps[i] * agent_grad(prob, dims, x, Z, C, offsets, sizes, A, i)
+        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
     return stiefel_proj_kernel(x.reshape((d, r)), g.reshape((d, r))).ravel()
+
+
+@njit(cache=True)
+def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
+    """(f(X), ||grad f(X)||_F, sum of the principal angles to X*) from the samples in one pass
+    (reference: History.record; f_i = -(c_i / N_i) sum_j ||X^T z_j||^2 = -(1/2) tr(X^T A_i X),
+    grad f = P_X(sum_i p_i (-2 c_i / N_i) sum_j z_j (z_j^T X)); the angles atan2(sin_k, cos_k), cos_k
+    the singular values of X^T X* (descending), sin_k those of X* - X (X^T X*) (ascending), as
+    reference principal_angles; NaN if X* is unknown: empty)."""
+    d, r = dims
+    X = x.reshape((d, r))
+    G = np.zeros((d, r))
+    Gi = np.empty((d, r))
+    u = np.empty(r)
+    f = 0.0
+    for i in range(sizes.shape[0]):
+        off = offsets[i]
+        Gi[:, :] = 0.0
+        fi = 0.0
+        for j in range(off, off + sizes[i]):
+            z = Z[j]
+            u[:] = 0.0
+            for l in range(d):
+                for a in range(r):
+                    u[a] += z[l] * X[l, a]
+            for a in range(r):
+                fi += u[a] * u[a]
+            for l in range(d):
+                for a in range(r):
+                    Gi[l, a] += z[l] * u[a]
+        c = C[off]
+        f += ps[i] * (-c * (fi / sizes[i]))
+        w = ps[i] * (-2.0 * c / sizes[i])
+        for l in range(d):
+            for a in range(r):
+                G[l, a] += w * Gi[l, a]
+    g = stiefel_proj_kernel(X, G)
+    gnorm = math.sqrt(np.sum(g * g))
+    err = math.nan
+    if xstar.shape[0] == x.shape[0]:
+        Y = xstar.reshape((d, r))
+        Cm = X.T @ Y
+        cos = np.sort(np.linalg.svd(Cm, full_matrices=False)[1])[::-1]
+        sin = np.sort(np.linalg.svd(Y - X @ Cm, full_matrices=False)[1])
+        err = 0.0
+        for k in range(r):
+            err += math.atan2(sin[k], cos[k])
+    return f, gnorm, err

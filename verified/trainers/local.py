@@ -1,122 +1,172 @@
 """Verified twins of :mod:`prirfed.reference.trainers.local`: DP-RSGD (Algorithm 2 of 000) and
 DP-RSVRG (Algorithm 3 of 000), the local training of one agent, fused in Numba.
 
-Mirrors ``reference/trainers/local.py``: same signatures, defaults, validation, result and the
-same order of random draws (the contract in that module's docstring):
+Mirrors ``reference/trainers/local.py``: same signatures, defaults, validation and result, and the
+same random draws (the contract in that module's docstring; the policy in
+:mod:`prirfed.reference.randomness`): one stream per (round t, agent i), in it, in order,
 
-- DP-RSGD, per step k: the batch (``b_i`` draws ``rng.integers(j, N_i)``), then if sigma_i > 0
-  the tangent noise (one ``rng.standard_normal(dim)``, combined with the manifold's
-  ``tangent_basis``); Option 2: one ``rng.integers(0, K + 1)`` after the steps.
-- DP-RSVRG, per inner step: ``rng.integers(0, N_i)``, then the noise if sigma_i > 0;
-  Option 2: one ``rng.integers(0, K * m)`` after the loops.
+- DP-RSGD, per step k: the batch (``b_i`` bounded integers ``integers(j, N_i)``, partial
+  Fisher-Yates), then if sigma_i > 0 the tangent noise (the O(dim) closed form of the geometry,
+  :func:`prirfed.verified.trainers.geometry.noise_into`); Option 2: one ``integers(0, K + 1)``.
+- DP-RSVRG, per inner step: ``integers(0, N_i)``, then the noise if sigma_i > 0; Option 2: one
+  ``integers(0, K * m)``.
 
-:func:`dp_rsgd_local_kernel` and :func:`dp_rsvrg_local_kernel` are the loops the fused PriRFed loop
-(:func:`prirfed.verified.trainers.prirfed.prirfed_loop`) runs for each selected agent
-(``inline="always"``); :func:`local_kernel` calls them for one agent, so a standalone local run and
-a local step inside PriRFed are the same compiled code. Written once for every geometry family
-(:mod:`prirfed.verified.trainers.geometry`; ``dims`` an int or the pair (d, r)).
+:func:`agent_update` runs one agent from x on its stream of round t; the PriRFed loop runs it for the
+agents of a round in parallel (:func:`agents_round`: ``prange`` over the agents, each writing its own
+row, so the result does not depend on the number of threads). A standalone call
+(:func:`dp_rsgd_local`) draws the run key from the caller's Generator and runs agent i's stream of
+round 0, the same compiled code.
 
-Supported problems: those of :func:`prirfed.verified.trainers.arrays.problem_arrays` (sphere PCA,
-the SPD Frechet mean, HSP on the Lorentz model, Stiefel kPCA; ``maps="retraction"`` on the sphere
-and Stiefel); anything else raises ``ValueError`` naming the reference function to use.
-Proofs note: ``proofs_notes/verified_trainers.md``.
+The per-sample work is in place (``add_clipped_grad`` adds each clipped gradient into the running
+sum; the batch indices, the sum, the noise and the scratch vector are allocated once per agent run).
+Supported problems: those of :func:`prirfed.verified.trainers.arrays.problem_arrays`; anything else
+raises ``ValueError`` naming the reference function to use. Proofs note: ``proofs_notes/verified_trainers.md``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from prirfed.reference.checks import check_int
 from prirfed.reference.manifolds.retracted import geometry as reference_geometry
+from prirfed.reference.randomness import ROLE_AGENT, Stream, run_key
 from prirfed.reference.trainers.local import check_local_args, check_option
 from prirfed.verified.kernels import all_finite_kernel
+from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
 
 from .arrays import problem_arrays
 from .codes import LOCAL_DP_RSGD, LOCAL_DP_RSVRG
-from .draws import sample_without_replacement_kernel
-from .geometry import clip_or_identity, exp, grad_sample, noise, transp
+from .geometry import add_clipped_grad, clip_or_identity, exp, grad_sample, noise_into, transp
 
-__all__ = ["dp_rsgd_local", "dp_rsvrg_local", "local_kernel", "dp_rsgd_local_kernel", "dp_rsvrg_local_kernel"]
+__all__ = ["dp_rsgd_local", "dp_rsvrg_local", "agent_update", "agents_round", "dp_rsgd_agent", "dp_rsvrg_agent",
+           "NOT_FINITE"]
 
 NOT_FINITE = "prirfed (verified): an iterate is not finite (the steps overflow: reduce alpha or clip)"
 
 
 @njit(cache=True, inline="always")
-def dp_rsgd_local_kernel(geom, prob, dims, x, Z, C, off, N_i, K, b, sigma, tau, alpha, rng, option):
-    """Algorithm 2 of 000 (reference: local.dp_rsgd_local), on flat vectors."""
+def dp_rsgd_agent(dims, Z, C, off, N_i, x, K, b, sigma, tau, alpha, st, option):
+    """Algorithm 2 of 000 (reference: local.dp_rsgd_local) from x on the stream st."""
     D = x.shape[0]
     xk = x
     its = np.empty((K + 1 if option == 2 else 0, D))
     if option == 2:
         its[0] = x
+    perm = np.empty(N_i, dtype=np.int64)
+    mean = np.empty(D)
+    work = np.empty(D)
+    eps = np.empty(D)
     for k in range(K):
-        B = sample_without_replacement_kernel(rng, N_i, b)
-        mean = np.zeros(D)
+        fisher_yates_into(st, perm, N_i, b)
+        mean[:] = 0.0
         for q in range(b):
-            g = grad_sample(prob, dims, xk, Z, off + B[q], C[off + B[q]])
-            mean = mean + clip_or_identity(geom, dims, xk, g, tau)
-        eta = mean / b
+            add_clipped_grad(dims, xk, Z, C, off + perm[q], tau, mean, work)
+        for j in range(D):
+            mean[j] = mean[j] / b
         if sigma != 0.0:
-            eta = eta + noise(geom, dims, xk, sigma, rng)
-        xk = exp(geom, dims, xk, -alpha * eta)
+            noise_into(dims, xk, sigma, st, eps)
+            for j in range(D):
+                mean[j] = mean[j] + eps[j]
+        xk = exp(dims, xk, -alpha * mean)
         if not all_finite_kernel(xk):
             raise ValueError(NOT_FINITE)
         if option == 2:
             its[k + 1] = xk
     if option == 1:
         return xk
-    return its[rng.integers(0, K + 1)].copy()
+    return its[integers(st, 0, K + 1)].copy()
 
 
 @njit(cache=True, inline="always")
-def dp_rsvrg_local_kernel(geom, prob, dims, x, Z, C, off, N_i, K, m, sigma, tau0, tau1, alpha, rng, option):
-    """Algorithm 3 of 000 (reference: local.dp_rsvrg_local), on flat vectors."""
+def dp_rsvrg_agent(dims, Z, C, off, N_i, x, K, m, sigma, tau0, tau1, alpha, st, option):
+    """Algorithm 3 of 000 (reference: local.dp_rsvrg_local) from x on the stream st."""
     D = x.shape[0]
     x_tilde = x
     inner = np.empty((K * m if option == 2 else 0, D))
+    g = np.empty(D)
+    work = np.empty(D)
+    eps = np.zeros(D)
     for k in range(K):
         xkj = x_tilde
-        g = np.zeros(D)
+        g[:] = 0.0
         for j in range(N_i):
-            g = g + clip_or_identity(geom, dims, x_tilde, grad_sample(prob, dims, x_tilde, Z, off + j, C[off + j]), tau0)
-        g = g / N_i
+            add_clipped_grad(dims, x_tilde, Z, C, off + j, tau0, g, work)
+        for j in range(D):
+            g[j] = g[j] / N_i
         for j in range(m):
             if option == 2:
                 inner[k * m + j] = xkj
-            l = rng.integers(0, N_i)
+            l = integers(st, 0, N_i)
             if sigma != 0.0:
-                eps = noise(geom, dims, xkj, sigma, rng)
-            else:
-                eps = np.zeros(D)
-            correction = clip_or_identity(geom, dims, x_tilde, grad_sample(prob, dims, x_tilde, Z, off + l, C[off + l]),
-                                          tau1) - g
-            eta = (clip_or_identity(geom, dims, xkj, grad_sample(prob, dims, xkj, Z, off + l, C[off + l]), tau1)
-                   - transp(geom, dims, x_tilde, xkj, correction) + eps)
-            xkj = exp(geom, dims, xkj, -alpha * eta)
+                noise_into(dims, xkj, sigma, st, eps)
+            correction = clip_or_identity(dims, x_tilde, grad_sample(dims, x_tilde, Z, off + l, C[off + l]), tau1) - g
+            eta = (clip_or_identity(dims, xkj, grad_sample(dims, xkj, Z, off + l, C[off + l]), tau1)
+                   - transp(dims, x_tilde, xkj, correction) + eps)
+            xkj = exp(dims, xkj, -alpha * eta)
             if not all_finite_kernel(xkj):
                 raise ValueError(NOT_FINITE)
         x_tilde = xkj
     if option == 1:
         return x_tilde
-    return inner[rng.integers(0, K * m)].copy()
+    return inner[integers(st, 0, K * m)].copy()
 
 
 @njit(cache=True)
-def local_kernel(geom, prob, dims, Z, C, offsets, sizes, A, ps, x, i, local, K, b, m, sigma, tau, tau0, tau1, alpha,
-                 rng, option):
-    """Agent i's DP-RSGD (``local`` = LOCAL_DP_RSGD) or DP-RSVRG local training from x. The first nine
-    arguments are those of every fused loop (:class:`prirfed.verified.trainers.arrays.FusedArrays`)."""
+def agent_update(dims, Z, C, offsets, sizes, x, key, t, i, local, K, b, m, sigma, tau, tau0, tau1, alpha, option,
+                 out):
+    """out = agent i's local training (DP-RSGD for ``local`` = LOCAL_DP_RSGD, else DP-RSVRG) from x on
+    its stream of round t (reference: prirfed.prirfed's inner loop, local.dp_rsgd_local)."""
+    st = open_stream(key, ROLE_AGENT, t, i)
     if local == LOCAL_DP_RSGD:
-        return dp_rsgd_local_kernel(geom, prob, dims, x, Z, C, offsets[i], sizes[i], K, b, sigma, tau, alpha, rng,
-                                    option)
-    return dp_rsvrg_local_kernel(geom, prob, dims, x, Z, C, offsets[i], sizes[i], K, m, sigma, tau0, tau1, alpha, rng,
-                                 option)
+        y = dp_rsgd_agent(dims, Z, C, offsets[i], sizes[i], x, K, b, sigma, tau, alpha, st, option)
+    else:
+        y = dp_rsvrg_agent(dims, Z, C, offsets[i], sizes[i], x, K, m, sigma, tau0, tau1, alpha, st, option)
+    out[:] = y
+
+
+@njit(cache=True)
+def _guarded_update(dims, Z, C, offsets, sizes, x, key, t, i, local, K, b, m, sigma, tau, tau0, tau1, alpha, option,
+                    out):
+    # an exception raised inside a parallel region is lost, so the parallel loop catches it here
+    # and agents_round re-runs the failing agent serially, which raises it with its message
+    try:
+        agent_update(dims, Z, C, offsets, sizes, x, key, t, i, local, K, b, m, sigma, tau, tau0, tau1, alpha, option,
+                     out)
+    except Exception:  # noqa: BLE001 - re-raised by the serial re-run
+        return 1
+    return 0
+
+
+@njit(cache=True, parallel=True)
+def agents_round(dims, Z, C, offsets, sizes, x, key, t, S, local, K, bs, m, sigmas, tau, tau0, tau1, alpha, option,
+                 uploads):
+    """uploads[q] = agent S[q]'s local training from x in round t, for q = 0..len(S)-1, in parallel
+    (``prange``; each agent reads only its own stream and writes only its own row, so the result is
+    the same for every number of threads). An agent that raises is run again serially to raise."""
+    s = S.shape[0]
+    status = np.zeros(s, dtype=np.int64)
+    for q in prange(s):
+        i = S[q]
+        status[q] = _guarded_update(dims, Z, C, offsets, sizes, x, key, t, i, local, K, bs[i], m, sigmas[i], tau, tau0,
+                                    tau1, alpha, option, uploads[q])
+    for q in range(s):
+        if status[q] != 0:
+            i = S[q]
+            agent_update(dims, Z, C, offsets, sizes, x, key, t, i, local, K, bs[i], m, sigmas[i], tau, tau0, tau1,
+                         alpha, option, uploads[q])
 
 
 def _run(where, problem, i, x, local, K, b, m, sigma, tau, tau0, tau1, alpha, rng, option, maps):
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"{where}: rng must be a numpy.random.Generator (got {type(rng).__name__})")
+    if isinstance(rng, Stream):
+        if rng.words != 0 or rng.role != ROLE_AGENT or rng.i != i:
+            raise ValueError(f"{where}: a Stream passed as rng must be agent {i}'s and unread (got {rng!r})")
+        key, t = rng.key, rng.t
+    elif isinstance(rng, np.random.Generator):
+        key, t = None, 0
+    else:
+        raise ValueError(f"{where}: rng must be a numpy.random.Generator or a randomness.Stream "
+                         f"(got {type(rng).__name__})")
     try:
         arr = problem_arrays(where, problem, maps)
     except ValueError as exc:
@@ -124,8 +174,11 @@ def _run(where, problem, i, x, local, K, b, m, sigma, tau, tau0, tau1, alpha, rn
     M = reference_geometry(problem.manifold, maps)
     x = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
     flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
-    out = local_kernel(*arr, flat, int(i), local, int(K), int(b), int(m), float(sigma), float(tau), float(tau0),
-                       float(tau1), float(alpha), rng, int(option))
+    if key is None:
+        key = run_key(rng)
+    out = np.empty_like(flat)
+    agent_update(arr.dims, arr.Z, arr.C, arr.offsets, arr.sizes, flat, key, np.int64(t), np.int64(i), local, int(K),
+                 int(b), int(m), float(sigma), float(tau), float(tau0), float(tau1), float(alpha), int(option), out)
     return out.reshape(tuple(problem.manifold.ambient_shape))
 
 

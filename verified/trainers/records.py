@@ -1,8 +1,12 @@
-"""What the fused loops record: the iterates at the recorded rounds (0, and t + 1 when
-(t + 1) % record_every == 0 or t + 1 == T, as the reference trainers' ``History``).
+"""What the fused loops record, in compiled code: f, ||grad f|| and the error to the optimum at the
+recorded rounds (0, and t + 1 when (t + 1) % record_every == 0 or t + 1 == T, as the reference
+trainers' ``History``), the iterates there if asked, and the iterate of every round when an
+output drawn among them needs it.
 
-One rule, used by the compiled loops (:func:`is_recorded`, :func:`new_records`) and by the wrappers
-that rebuild the history (:func:`recorded_rounds`). Proofs note: ``proofs_notes/verified_trainers.md``.
+One rule, used by the compiled loops (:func:`is_recorded`, :func:`start_rounds`, :func:`keep_round`)
+and by the wrappers that rebuild the history (:func:`recorded_rounds`). The values come from the
+geometry's ``record`` (:mod:`prirfed.verified.trainers.geometry`): one pass over the data for
+f and grad f. Proofs note: ``proofs_notes/verified_trainers.md``.
 """
 
 from __future__ import annotations
@@ -10,7 +14,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["is_recorded", "new_records", "start_rounds", "keep_round", "option_output", "recorded_rounds"]
+from prirfed.reference.randomness import ROLE_SERVER
+from prirfed.verified.randomness import integers, open_stream
+
+from .geometry import record
+
+__all__ = ["is_recorded", "count_records", "start_rounds", "write_record", "keep_round", "option_output",
+           "recorded_rounds"]
 
 
 @njit(cache=True, inline="always")
@@ -20,43 +30,58 @@ def is_recorded(t, T, record_every):
 
 
 @njit(cache=True, inline="always")
-def new_records(T, record_every, x0):
-    """The array of recorded iterates: one row per recorded round, row 0 = x0 (the rest filled by the loop)."""
+def count_records(T, record_every):
+    """1 (round 0) + the number of recorded rounds t + 1."""
     n_rec = 1
     for t in range(T):
         if is_recorded(t, T, record_every):
             n_rec += 1
-    R = np.empty((n_rec, x0.shape[0]))
-    R[0] = x0
-    return R
+    return n_rec
 
 
 @njit(cache=True, inline="always")
-def start_rounds(T, record_every, keep_all, x0):
-    """(R, r, kept, x) at the start of a run: the recorded iterates (row 0 = x0), the next free row
-    of R (1), an array for the iterate of every round if ``keep_all`` (an output drawn among them
-    needs it; else empty), and the running iterate, a copy of x0."""
-    return new_records(T, record_every, x0), 1, np.empty((T if keep_all else 0, x0.shape[0])), x0.copy()
+def write_record(dims, Z, C, offsets, sizes, A, ps, xstar, x, H, R, r):
+    """Row r of the history: H[r] = (f(x), ||grad f(x)||, error to x*), R[r] = x if iterates are kept."""
+    f, g, e = record(dims, x, Z, C, offsets, sizes, A, ps, xstar)
+    H[r, 0] = f
+    H[r, 1] = g
+    H[r, 2] = e
+    if R.shape[0] > 0:
+        R[r] = x
 
 
 @njit(cache=True, inline="always")
-def keep_round(R, r, kept, t, T, record_every, x):
-    """After round t: x into ``kept[t]`` (if every round is kept) and into row r of R if the round is
-    recorded. Returns the next free row of R."""
+def start_rounds(dims, Z, C, offsets, sizes, A, ps, xstar, T, record_every, keep_iterates, keep_all, x0):
+    """(H, R, r, kept, x) at the start of a run: the history (row 0 recorded at x0), the kept iterates
+    (empty unless ``keep_iterates``), the next free row (1), an array for the iterate of every round if
+    ``keep_all`` (an output drawn among them needs it; else empty), and the running iterate, a copy of x0."""
+    n_rec = count_records(T, record_every)
+    H = np.empty((n_rec, 3))
+    R = np.empty((n_rec if keep_iterates else 0, x0.shape[0]))
+    write_record(dims, Z, C, offsets, sizes, A, ps, xstar, x0, H, R, 0)
+    return H, R, 1, np.empty((T if keep_all else 0, x0.shape[0])), x0.copy()
+
+
+@njit(cache=True, inline="always")
+def keep_round(dims, Z, C, offsets, sizes, A, ps, xstar, H, R, r, kept, t, T, record_every, x):
+    """After round t: x into ``kept[t]`` (if every round is kept) and the record of x into row r if the
+    round is recorded. Returns the next free row."""
     if kept.shape[0] > 0:
         kept[t] = x
     if is_recorded(t, T, record_every):
-        R[r] = x
+        write_record(dims, Z, C, offsets, sizes, A, ps, xstar, x, H, R, r)
         return r + 1
     return r
 
 
 @njit(cache=True, inline="always")
-def option_output(option, x, kept, rng, T):
-    """The output of Option 1 (x^(T)) or Option 2 (x^(t), t = rng.integers(1, T + 1): one draw)."""
+def option_output(option, x, kept, key, T):
+    """The output of Option 1 (x^(T)) or Option 2 (x^(t), t = integers(1, T + 1) drawn from the server's
+    stream of round T)."""
     if option == 1:
         return x
-    return kept[rng.integers(1, T + 1) - 1].copy()
+    st = open_stream(key, ROLE_SERVER, T, 0)
+    return kept[integers(st, 1, T + 1) - 1].copy()
 
 
 def recorded_rounds(T: int, record_every: int) -> list:

@@ -1,16 +1,18 @@
 """Verified twins of :mod:`prirfed.reference.trainers.rfed`: RFedSVRG, RFedAvg, RFedProx (002 Algorithms 1-3), fused in Numba.
 
-Mirrors ``reference/trainers/rfed.py``: same signatures, defaults, history and the SAME ORDER OF
-RANDOM DRAWS (the contract in the reference module docstring): per round the client set S_t
-(``k`` draws ``rng.integers(j, N)``, partial Fisher-Yates), then, for each client in the drawn
-order, Option 2 (RFedSVRG only) draws ``rng.integers(1, tau_i + 1)``; after the rounds, Option 2
-of the output draws ``rng.integers(1, T + 1)``.
+Mirrors ``reference/trainers/rfed.py``: same signatures, defaults, history and the SAME RANDOM
+DRAWS (the contract in the reference module docstring; the policy in
+:mod:`prirfed.reference.randomness`): the run key from the caller's Generator (one draw); round t's
+client set S_t from the server's stream of round t (``k`` bounded integers, partial Fisher-Yates);
+with Option 2 (RFedSVRG only) client i's upload ``integers(1, tau_i + 1)`` from its stream of
+(t, i); Option 2 of the output ``integers(1, T + 1)`` from the server's stream of round T.
 
 The T rounds run in one ``@njit(cache=True)`` loop, :func:`federated_loop`, dispatching on the
-method code (``METHOD_SVRG``, ``METHOD_AVG``, ``METHOD_PROX``) and on the manifold/problem codes of
-:mod:`prirfed.verified.trainers.codes`, written once for every geometry family
-(:mod:`prirfed.verified.trainers.geometry`: sphere PCA, SPD Frechet mean, HSP on the Lorentz model;
-Stiefel kPCA, 002 (3)).
+method code (``METHOD_SVRG``, ``METHOD_AVG``, ``METHOD_PROX``), written once for every geometry
+(:mod:`prirfed.verified.trainers.geometry`, by the class of ``dims``: sphere PCA, SPD Frechet mean,
+HSP on the Lorentz model; Stiefel kPCA, 002 (3)); the clients of a round run in parallel
+(:func:`clients_round`, ``prange``, each writing its own row: the same output for every number of
+threads); the history is computed in the loop (:mod:`prirfed.verified.trainers.records`).
 Local step directions (``x_t`` the server point, ``x_l`` the client's current point):
 
 - RFedSVRG (9):  grad f_i(x_l) - Gamma_{x_t}^{x_l}(grad f_i(x_t) - grad f(x_t));
@@ -19,7 +21,7 @@ Local step directions (``x_t`` the server point, ``x_l`` the client's current po
 
 then x_{l+1} = Exp_{x_l}(-eta_i direction), and the tangent space consensus (8) or the Karcher mean
 (7) (``aggregation="karcher"``) with uniform (002) or size (000 (3.2)) weights. ``maps="retraction"``
-is fused on the sphere (``GEOM_SPHERE_RETR``) and on Stiefel kPCA (``GEOM_STIEFEL_RETR``); other
+is fused on the sphere (``SphereRetrDims``) and on Stiefel kPCA (``StiefelRetrDims``); other
 settings raise ``ValueError`` (use the reference).
 Proofs note: ``proofs_notes/verified_trainers.md``.
 """
@@ -27,67 +29,109 @@ Proofs note: ``proofs_notes/verified_trainers.md``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from prirfed.reference.randomness import ROLE_AGENT, ROLE_SERVER, run_key
 from prirfed.reference.trainers.base import TrainResult
 from prirfed.reference.trainers.rfed import federated_settings
 from prirfed.verified.kernels import all_finite_kernel
+from prirfed.verified.randomness import integers, open_stream, sample_without_replacement
 
-from .arrays import flat_start, fused_settings_only, history_of, problem_arrays
+from .arrays import flat_start, fused_settings_only, history_of, history_optimum, problem_arrays
 from .codes import AGG_TANGENT, METHOD_AVG, METHOD_PROX, METHOD_SVRG
-from .draws import sample_without_replacement_kernel
 from .geometry import agent_grad, aggregate, exp, full_grad, log, transp
 from .records import keep_round, option_output, recorded_rounds, start_rounds
+from .warm import compiling
 
-__all__ = ["rfedsvrg", "rfedavg", "rfedprox", "federated_loop", "METHOD_SVRG", "METHOD_AVG", "METHOD_PROX"]
+__all__ = ["rfedsvrg", "rfedavg", "rfedprox", "federated_loop", "client_update", "clients_round", "METHOD_SVRG",
+           "METHOD_AVG", "METHOD_PROX"]
+
+LOCAL_NOT_FINITE = "rfed (verified): a local iterate is not finite (the steps overflow: reduce eta)"
 
 
 @njit(cache=True)
-def federated_loop(geom, prob, dims, Z, C, offsets, sizes, A, ps, x0, T, k, etas, taus, rng, method, option,
-                   size_weights, mu, record_every, aggregation=AGG_TANGENT):
-    """Algorithms 1-3 of 002 (reference: rfed._federated; maps through ``geom``, the tangent space
-    consensus (8) or the Karcher mean (7) by ``aggregation``). The first nine arguments are those of
-    every fused loop (:class:`prirfed.verified.trainers.arrays.FusedArrays`). Returns (R, x_out): the
-    iterates at rounds 0 and t + 1 with (t + 1) % record_every == 0 or t + 1 == T, and the output
-    (option 1: x_T; option 2: x_t with t = rng.integers(1, T + 1))."""
+def client_update(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, i, eta, tau_i, method, option, mu, out):
+    """out = client i's upload after tau_i local steps from the server point x (002 (9), Algorithms 2,
+    3; reference: rfed._federated's inner loop); Option 2 picks the upload with integers(1, tau_i + 1)
+    from the client's stream of round t."""
+    D = x.shape[0]
+    cache = np.zeros(D)
+    if method == METHOD_SVRG:
+        cache = agent_grad(dims, x, Z, C, offsets, sizes, A, i) - full
+    xl = x
+    path = np.empty((tau_i, D))
+    for ell in range(tau_i):
+        d = agent_grad(dims, xl, Z, C, offsets, sizes, A, i)
+        if method == METHOD_SVRG:
+            d = d - transp(dims, x, xl, cache)  # (9): P_{x_t -> x_l}(grad f_i(x_t) - grad f(x_t))
+        elif method == METHOD_PROX:
+            d = d - mu * log(dims, xl, x)  # (27): grad f_i - mu Log_{x_l}(x_t)
+        xl = exp(dims, xl, -eta * d)
+        if not all_finite_kernel(xl):
+            raise ValueError(LOCAL_NOT_FINITE)
+        path[ell] = xl
+    pick = tau_i
+    if option == 2:
+        pick = integers(open_stream(key, ROLE_AGENT, t, i), 1, tau_i + 1)
+    out[:] = path[pick - 1]
+
+
+@njit(cache=True)
+def _guarded_client(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, i, eta, tau_i, method, option, mu, out):
+    # exceptions inside a parallel region are lost: caught here, re-raised by a serial re-run
+    try:
+        client_update(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, i, eta, tau_i, method, option, mu, out)
+    except Exception:  # noqa: BLE001 - re-raised by the serial re-run
+        return 1
+    return 0
+
+
+@njit(cache=True, parallel=True)
+def clients_round(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, S, etas, taus, method, option, mu, uploads):
+    """uploads[q] = client S[q]'s upload in round t, in parallel (``prange``; the same result for every
+    number of threads); a client that raises is run again serially to raise."""
+    k = S.shape[0]
+    status = np.zeros(k, dtype=np.int64)
+    for q in prange(k):
+        i = S[q]
+        status[q] = _guarded_client(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, i, etas[i], taus[i], method,
+                                    option, mu, uploads[q])
+    for q in range(k):
+        if status[q] != 0:
+            i = S[q]
+            client_update(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, i, etas[i], taus[i], method, option, mu,
+                          uploads[q])
+
+
+@njit(cache=True)
+def federated_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, k, etas, taus, key, method, option,
+                   size_weights, mu, record_every, keep_iterates, aggregation=AGG_TANGENT):
+    """Algorithms 1-3 of 002 (reference: rfed._federated; maps through the class of ``dims``, the
+    tangent space consensus (8) or the Karcher mean (7) by ``aggregation``). The first seven
+    arguments are those of every fused loop (:class:`prirfed.verified.trainers.arrays.FusedArrays`).
+    Returns (H, R, x_out): the history (f, ||grad f||, error) at rounds 0 and t + 1 with
+    (t + 1) % record_every == 0 or t + 1 == T, the iterates there if kept, and the output (option 1:
+    x_T; option 2: x_t with t = integers(1, T + 1) from the server's stream of round T)."""
     D = x0.shape[0]
     N = sizes.shape[0]
-    R, r, outer, x = start_rounds(T, record_every, option == 2, x0)
+    H, R, r, outer, x = start_rounds(dims, Z, C, offsets, sizes, A, ps, xstar, T, record_every, keep_iterates,
+                                     option == 2, x0)
+    uploads = np.empty((k, D))
+    w = np.empty(k)
     for t in range(T):
-        S = sample_without_replacement_kernel(rng, N, k)
+        S = sample_without_replacement(open_stream(key, ROLE_SERVER, t, 0), N, k)
         full = np.zeros(D)
         if method == METHOD_SVRG:
-            full = full_grad(prob, dims, x, Z, C, offsets, sizes, A, ps)
-        uploads = np.empty((k, D))
-        w = np.empty(k)
+            full = full_grad(dims, x, Z, C, offsets, sizes, A, ps)
+        clients_round(dims, Z, C, offsets, sizes, A, ps, x, full, key, t, S, etas, taus, method, option, mu, uploads)
         for q in range(k):
-            i = S[q]
-            cache = np.zeros(D)
-            if method == METHOD_SVRG:
-                cache = agent_grad(prob, dims, x, Z, C, offsets, sizes, A, i) - full
-            xl = x
-            pick = taus[i]
-            path = np.empty((taus[i], D))
-            for ell in range(taus[i]):
-                d = agent_grad(prob, dims, xl, Z, C, offsets, sizes, A, i)
-                if method == METHOD_SVRG:
-                    d = d - transp(geom, dims, x, xl, cache)  # (9): P_{x_t -> x_l}(grad f_i(x_t) - grad f(x_t))
-                elif method == METHOD_PROX:
-                    d = d - mu * log(geom, dims, xl, x)  # (27): grad f_i - mu Log_{x_l}(x_t)
-                xl = exp(geom, dims, xl, -etas[i] * d)
-                if not all_finite_kernel(xl):
-                    raise ValueError("rfed (verified): a local iterate is not finite (the steps overflow: reduce eta)")
-                path[ell] = xl
-            if option == 2:
-                pick = rng.integers(1, taus[i] + 1)
-            uploads[q] = path[pick - 1]
-            w[q] = sizes[i] if size_weights else 1.0
+            w[q] = sizes[S[q]] if size_weights else 1.0
         # tangent space consensus (8) / tangent mean (3.2), or the Karcher mean (7) / (3.1)
-        x = aggregate(geom, dims, x, uploads, w, aggregation)
+        x = aggregate(dims, x, uploads, w, aggregation)
         if not all_finite_kernel(x):
             raise ValueError("rfed (verified): a server iterate is not finite")
-        r = keep_round(R, r, outer, t, T, record_every, x)
-    return R, option_output(option, x, outer, rng, T)
+        r = keep_round(dims, Z, C, offsets, sizes, A, ps, xstar, H, R, r, outer, t, T, record_every, x)
+    return H, R, option_output(option, x, outer, key, T)
 
 
 def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
@@ -97,27 +141,29 @@ def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, w
     T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
                                                        record_every)
     x = flat_start(problem.manifold, x0, where)
-    R, x_out = federated_loop(*arr, x, T, k, etas, taus, rng, method, int(option), weighting == "size", float(mu),
-                              record_every, agg)
-    hist = history_of(problem, recorded_rounds(T, record_every), R, keep_iterates)
+    xstar = history_optimum(problem)
+    key = run_key(rng)
+    with compiling(federated_loop, arr.dims):
+        H, R, x_out = federated_loop(*arr, xstar, x, T, k, etas, taus, key, method, int(option), weighting == "size",
+                                     float(mu), record_every, bool(keep_iterates), agg)
+    hist = history_of(problem, recorded_rounds(T, record_every), H, R)
     return TrainResult(x=x_out.reshape(tuple(problem.manifold.ambient_shape)), history=hist)
 
-
 def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent", weighting="uniform",
-             record_every=1, keep_iterates=False, maps="exp"):
+             record_every="auto", keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rfed.rfedsvrg` (Algorithm 1 of 002)."""
     return _run("rfedsvrg (verified)", METHOD_SVRG, problem, x0, T, k, eta, tau, rng, option, aggregation, weighting,
                 record_every, keep_iterates, maps)
 
 
-def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weighting="uniform", record_every=1,
+def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
             keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rfed.rfedavg` (Algorithm 2 of 002)."""
     return _run("rfedavg (verified)", METHOD_AVG, problem, x0, T, k, eta, tau, rng, 1, aggregation, weighting,
                 record_every, keep_iterates, maps)
 
 
-def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every=1,
+def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
              keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rfed.rfedprox` (Algorithm 3 of 002)."""
     if not (np.isfinite(mu) and mu >= 0):

@@ -1,0 +1,140 @@
+"""The SPD family of the fused loops: SPD(n), affine-invariant metric, with the Frechet mean problem.
+
+Points and tangent vectors are flat float64 vectors of length n^2 (row-major n x n matrices);
+``dims`` is ``SPDDims(n)``. Mirrors ``reference/manifolds/spd.py`` (Exp, Log, transport, norm, dist),
+``reference/problems/spd_frechet.py`` (f_ij = c dist^2(X, Z_ij), 000 section 6.2) and the SPD branch of
+``reference/mechanisms.sample_tangent_gaussian_closed_form`` (X^{1/2} S X^{1/2}, n(n+1)/2 normals: the
+basis route's draws, without forming the basis). Every SPD kernel calls LAPACK (eigh) on n x n
+matrices, which allocates; the per-sample gradients here therefore allocate their n x n results
+(n <= 10 in the papers), unlike the sphere's and Lorentz's in-place passes.
+Proofs note: ``proofs_notes/verified_trainers.md``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from prirfed.verified.manifolds import spd as vspd
+from prirfed.verified.problems.spd_frechet import spd_frechet_rgrad_kernel
+from prirfed.verified.randomness import normals_into
+
+__all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
+           "full_grad", "record"]
+
+
+@njit(cache=True, inline="always")
+def exp(dims, x, v):
+    """Exp_X(V)."""
+    n = dims[0]
+    return vspd.exp_kernel(x.reshape((n, n)), v.reshape((n, n))).ravel()
+
+
+@njit(cache=True, inline="always")
+def log(dims, x, y):
+    """Exp_X^{-1}(Y)."""
+    n = dims[0]
+    return vspd.log_kernel(x.reshape((n, n)), y.reshape((n, n))).ravel()
+
+
+@njit(cache=True, inline="always")
+def transp(dims, x, y, v):
+    """Parallel transport Gamma_X^Y V = E V E^T."""
+    n = dims[0]
+    return vspd.transp_kernel(x.reshape((n, n)), y.reshape((n, n)), v.reshape((n, n))).ravel()
+
+
+@njit(cache=True, inline="always")
+def norm(dims, x, v):
+    """||V||_X = ||X^{-1/2} V X^{-1/2}||_F."""
+    n = dims[0]
+    return vspd.norm_kernel(x.reshape((n, n)), v.reshape((n, n)))
+
+
+@njit(cache=True, inline="always")
+def noise_into(dims, x, sigma, st, out):
+    """out = X^{1/2} S X^{1/2}, S from sigma * (n(n+1)/2 normals of st) in the upper-triangle row-major
+    order, S_ij = z/sqrt(2) off the diagonal (reference: mechanisms.sample_tangent_gaussian_closed_form)."""
+    n = dims[0]
+    z = np.empty(n * (n + 1) // 2)
+    normals_into(st, z, sigma)
+    Xh, _ = vspd.sqrtm_and_invsqrtm_kernel(x.reshape((n, n)))
+    S = np.empty((n, n))
+    c = 1.0 / math.sqrt(2.0)
+    k = 0
+    for i in range(n):
+        for j in range(i, n):
+            if i == j:
+                S[i, i] = z[k]
+            else:
+                S[i, j] = c * z[k]
+                S[j, i] = S[i, j]
+            k += 1
+    xi = Xh @ S @ Xh
+    for i in range(n):
+        for j in range(n):
+            out[i * n + j] = 0.5 * (xi[i, j] + xi[j, i])
+
+
+@njit(cache=True, inline="always")
+def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
+    """acc += clip_tau(grad f_row(X)) (the n x n gradient allocated by the eigh-based kernel)."""
+    n = dims[0]
+    X = x.reshape((n, n))
+    g = spd_frechet_rgrad_kernel(X, Z[row].reshape((n, n)), C[row]).ravel()
+    f = 1.0
+    if tau != math.inf:
+        nrm = vspd.norm_kernel(X, g.reshape((n, n)))
+        if nrm != 0.0 and tau / nrm < 1.0:
+            f = tau / nrm
+    for k in range(g.shape[0]):
+        acc[k] += f * g[k]
+
+
+@njit(cache=True, inline="always")
+def grad_sample(dims, x, Z, row, c):
+    """grad f_ij(X) = -2 c sym(X^{1/2} log(X^{-1/2} Z X^{-1/2}) X^{1/2})."""
+    n = dims[0]
+    return spd_frechet_rgrad_kernel(x.reshape((n, n)), Z[row].reshape((n, n)), c).ravel()
+
+
+@njit(cache=True, inline="always")
+def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
+    """grad f_i(X) = (1/N_i) sum_j grad f_ij(X), summed in order."""
+    off = offsets[i]
+    g = np.zeros(x.shape[0])
+    for j in range(sizes[i]):
+        g += grad_sample(dims, x, Z, off + j, C[off + j])
+    return g / sizes[i]
+
+
+@njit(cache=True, inline="always")
+def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
+    """grad f(X) = sum_i p_i grad f_i(X)."""
+    g = np.zeros(x.shape[0])
+    for i in range(sizes.shape[0]):
+        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
+    return g
+
+
+@njit(cache=True)
+def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
+    """(f(X), ||grad f(X)||_X, dist(X, X*)) (reference: History.record; f = sum_i p_i (1/N_i)
+    sum_j c dist^2(X, Z_ij); NaN error if X* is unknown: empty)."""
+    n = dims[0]
+    X = x.reshape((n, n))
+    f = 0.0
+    for i in range(sizes.shape[0]):
+        off = offsets[i]
+        fi = 0.0
+        for j in range(off, off + sizes[i]):
+            d = vspd.dist_kernel(X, Z[j].reshape((n, n)))
+            fi += C[j] * (d * d)
+        f += ps[i] * (fi / sizes[i])
+    gnorm = norm(dims, x, full_grad(dims, x, Z, C, offsets, sizes, A, ps))
+    err = math.nan
+    if xstar.shape[0] == x.shape[0]:
+        err = vspd.dist_kernel(X, xstar.reshape((n, n)))
+    return f, gnorm, err

@@ -1,0 +1,169 @@
+"""The sphere family of the fused loops: S^d with sphere PCA (000 (6.1), 001 (2), 002 (4)).
+
+Points and tangent vectors are float64 vectors of length D = d + 1; ``dims`` is
+``SphereDims(D)`` (Exp/Log) or ``SphereRetrDims(D)`` (the retraction and its inverse: the ``*_retr``
+functions below, chosen by :mod:`prirfed.verified.trainers.geometry`). Mirrors
+``reference/manifolds/sphere.py`` (Exp, Log, transport, norm; ``retracted.py`` for the retraction),
+``reference/problems/sphere_pca.py`` (f_ij = -c_i (z^T x)^2, grad f_ij = -2 c_i a (z - a x), a = z^T x)
+and the sphere branch of ``reference/mechanisms.sample_tangent_gaussian_closed_form`` (noise).
+
+The per-sample work is in place (:func:`add_clipped_grad`: two passes over the sample, the first
+reading it from memory and computing z^T x and z^T z together, the second adding the clipped
+gradient into the running sum; no temporary array), and the history is one pass over the data
+(:func:`record`: f, grad f and the angle to x* together). Proofs note:
+``proofs_notes/verified_trainers.md``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from prirfed.verified.kernels import dot_and_square_kernel, dot_kernel
+from prirfed.verified.manifolds import sphere as vsphere
+from prirfed.verified.problems.sphere_pca import sphere_pca_rgrad_kernel, sphere_pca_rgrad_mean_kernel
+from prirfed.verified.randomness import normals_into
+
+__all__ = ["exp", "exp_retr", "log", "log_retr", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample",
+           "agent_grad", "full_grad", "record"]
+
+#: below this ratio ||z - a x||^2 / ||z||^2 the one-pass formula ||z||^2 - a^2 cancels too much, and
+#: the norm is recomputed by an exact second pass
+CANCELLATION = 1e-8
+
+
+@njit(cache=True, inline="always")
+def exp(dims, x, v):
+    """Exp_x(v) = cos(t) x + sinc(t) v, t = ||v||."""
+    return vsphere.exp_kernel(x, v)
+
+
+@njit(cache=True, inline="always")
+def exp_retr(dims, x, v):
+    """R_x(v) = (x + v)/||x + v|| (maps="retraction")."""
+    return vsphere.retr_kernel(x, v)
+
+
+@njit(cache=True, inline="always")
+def log(dims, x, y):
+    """Exp_x^{-1}(y)."""
+    return vsphere.log_kernel(x, y)
+
+
+@njit(cache=True, inline="always")
+def log_retr(dims, x, y):
+    """R_x^{-1}(y) (maps="retraction")."""
+    return vsphere.inv_retr_kernel(x, y)
+
+
+@njit(cache=True, inline="always")
+def transp(dims, x, y, v):
+    """Parallel transport Gamma_x^y v (also under the retraction, as reference Retracted)."""
+    return vsphere.transp_kernel(x, y, v)
+
+
+@njit(cache=True, inline="always")
+def norm(dims, x, v):
+    """||v||_x = ||v||_2."""
+    return math.sqrt(dot_kernel(v, v))
+
+
+@njit(cache=True, inline="always")
+def noise_into(dims, x, sigma, st, out):
+    """out = P_x g, g = sigma * (D normals of the stream st): N_x(0, sigma^2) in O(D) (reference:
+    mechanisms.sample_tangent_gaussian_closed_form, the sphere branch: g - (x^T g) x)."""
+    normals_into(st, out, sigma)
+    a = dot_kernel(x, out)
+    for k in range(out.shape[0]):
+        out[k] = out[k] - a * x[k]
+
+
+@njit(cache=True, inline="always")
+def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
+    """acc += clip_tau(grad f_row(x)), grad f_row(x) = s (z - a x), s = -2 c a, a = z^T x, in place.
+
+    ||grad||^2 = s^2 (||z||^2 - a^2) (x is a unit vector), from the same pass that gives a; when
+    that difference cancels (ratio below :data:`CANCELLATION`) the norm is recomputed exactly.
+    Clipping (reference: mechanisms.clip): the factor min(1, tau/||grad||) (1 at a zero gradient)."""
+    z = Z[row]
+    a, zz = dot_and_square_kernel(z, x)
+    s = -2.0 * C[row] * a
+    f = 1.0
+    if tau != math.inf:
+        r2 = zz - a * a
+        if r2 <= CANCELLATION * zz:
+            r2 = 0.0
+            for k in range(z.shape[0]):
+                w = z[k] - a * x[k]
+                r2 += w * w
+        nrm = abs(s) * math.sqrt(r2)
+        if nrm != 0.0 and tau / nrm < 1.0:
+            f = tau / nrm
+    fs = f * s
+    for k in range(z.shape[0]):
+        acc[k] += fs * (z[k] - a * x[k])
+
+
+@njit(cache=True, inline="always")
+def grad_sample(dims, x, Z, row, c):
+    """grad f_ij(x) of the sample in row ``row`` (a new array)."""
+    return sphere_pca_rgrad_kernel(x, Z[row], c)
+
+
+@njit(cache=True, inline="always")
+def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
+    """grad f_i(x) = P_x(-(2 c_i / N_i) Z_i^T (Z_i x)) (reference: SpherePCA._rgrad_i)."""
+    off = offsets[i]
+    return sphere_pca_rgrad_mean_kernel(x, Z[off:off + sizes[i]], C[off])
+
+
+@njit(cache=True, inline="always")
+def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
+    """grad f(x) = sum_i p_i grad f_i(x) (000 (2.1))."""
+    g = np.zeros(x.shape[0])
+    for i in range(sizes.shape[0]):
+        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
+    return g
+
+
+@njit(cache=True)
+def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
+    """(f(x), ||grad f(x)||, angle to x*) in one pass over the data (reference: History.record with
+    SpherePCA.f, .grad and .angle_to_optimum): per agent, sum_j a_j^2 and sum_j a_j z_j with
+    a_j = z_j^T x; f = sum_i p_i (-c_i / N_i) sum_j a_j^2; grad f = P_x(sum_i p_i (-2 c_i / N_i)
+    sum_j a_j z_j); the angle atan2(||x - (x^T x*) x*||, |x^T x*|) (NaN if x* is unknown: empty)."""
+    D = x.shape[0]
+    g = np.zeros(D)
+    gi = np.empty(D)
+    f = 0.0
+    for i in range(sizes.shape[0]):
+        off = offsets[i]
+        n = sizes[i]
+        gi[:] = 0.0
+        fi = 0.0
+        for j in range(off, off + n):
+            z = Z[j]
+            a = dot_kernel(z, x)
+            fi += a * a
+            for k in range(D):
+                gi[k] += a * z[k]
+        c = C[off]
+        f += ps[i] * (-c * (fi / n))
+        w = ps[i] * (-2.0 * c / n)
+        for k in range(D):
+            g[k] += w * gi[k]
+    b = dot_kernel(x, g)
+    for k in range(D):
+        g[k] = g[k] - b * x[k]
+    gnorm = math.sqrt(dot_kernel(g, g))
+    err = math.nan
+    if xstar.shape[0] == D:
+        a = dot_kernel(x, xstar)
+        r = 0.0
+        for k in range(D):
+            w = x[k] - a * xstar[k]
+            r += w * w
+        err = math.atan2(math.sqrt(r), abs(a))
+    return f, gnorm, err
