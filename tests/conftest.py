@@ -38,46 +38,17 @@ def pytest_configure(config):
 
 
 def warm_fused_loops():
-    """Call every fused verified trainer once on a tiny problem, so that each fused loop is compiled
-    (cold cache) or loaded from Numba's on-disk cache (warm cache, ``cache=True``) exactly once.
+    """Call every fused verified trainer once on a tiny problem of every geometry
+    (:func:`prirfed.verified.trainers.warm.warmup`), so that each fused loop is compiled (cold cache) or
+    loaded from Numba's on-disk cache (warm cache, ``cache=True``) exactly once per geometry.
 
-    One call per loop suffices: the loops dispatch on integer codes (manifold, problem, local
-    trainer, option) and take flat float64 arrays, so one compiled signature serves every setting
-    (tests/verified/test_compile_once.py checks that no later call adds a signature). Stiefel kPCA
-    is warmed only if :func:`prirfed.backend.refusal` says the verified trainers accept it.
-    Returns the names of the calls made."""
-    import numpy as np
+    One call per (loop, geometry) suffices: the loops dispatch on integer codes (local trainer, option,
+    aggregation) and on the class of ``dims`` (the geometry), and take flat float64 arrays, so one
+    compiled signature per geometry serves every setting (tests/verified/test_compile_once.py checks
+    that no later call adds a signature). Returns the "trainer/geometry" names of the calls made."""
+    from prirfed.verified.trainers.warm import GEOMETRIES, warmup
 
-    from prirfed.backend import refusal
-    from prirfed.verified.problems import SpherePCA
-    from prirfed.verified.trainers import prirfed as vp
-    from prirfed.verified.trainers import rfed as vf
-    from prirfed.verified.trainers import rgd as vr
-
-    P = SpherePCA([np.array([[1.0, 0.0], [0.6, 0.8]]), np.array([[0.0, 1.0]])])
-    x0 = np.array([1.0, 0.0])
-    rng = np.random.default_rng(0)
-    calls = {
-        "prirfed": lambda Q, x: vp.prirfed(Q, x, 1, 1, 0.1, rng, sigma=0.1, tau=1.0),
-        "rgd": lambda Q, x: vr.rgd(Q, x, 0.1, 1),
-        "dp_rgd": lambda Q, x: vr.dp_rgd(Q, x, 0.1, 1, 1, 0.1, rng),
-        "rfedsvrg": lambda Q, x: vf.rfedsvrg(Q, x, 1, 1, 0.1, 1, rng),
-    }
-    done = []
-    for name, call in calls.items():
-        call(P, x0)
-        done.append(f"{name}/sphere")
-    try:
-        from prirfed.verified.problems.stiefel_kpca import StiefelKPCA
-    except ImportError:  # the verified Stiefel problem does not exist in this tree
-        return done
-    S = StiefelKPCA([np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), np.array([[0.0, 0.0, 1.0]])], 1)
-    X0 = np.array([[1.0], [0.0], [0.0]])
-    for name, call in calls.items():
-        if refusal(name, {"problem": S}) is None:
-            call(S, X0)
-            done.append(f"{name}/stiefel")
-    return done
+    return [f"{name}/{g}" for g, name in warmup(GEOMETRIES, verbose=False)]
 
 
 @pytest.fixture(scope="session")

@@ -238,10 +238,11 @@ def is_stacked(arrays) -> bool:
 
 
 def stacked_view(arrays) -> np.ndarray:
-    """All agents' samples as one read-only array of shape (sum N_i, *inner): a view of their common
-    buffer when they are stacked (:func:`is_stacked`, always the case for the arrays of
-    :func:`agent_arrays`), else one concatenated copy. The verified trainers read the data through
-    this view: no per-call copy (issue 16)."""
+    """All agents' samples as one array of shape (sum N_i, *inner): a view of their common buffer when
+    they are stacked (:func:`is_stacked`, always the case for the arrays of :func:`agent_arrays`;
+    writeable exactly when the buffer is, so that the compiled loops see one array type), else one
+    concatenated copy. The verified trainers read the data through this view and never write it:
+    no per-call copy (issue 16)."""
     arrays = list(arrays)
     if not is_stacked(arrays):
         return np.concatenate(arrays, axis=0)
@@ -249,7 +250,7 @@ def stacked_view(arrays) -> np.ndarray:
     n = sum(int(a.shape[0]) for a in arrays)
     strides = (int(np.prod(inner, dtype=np.int64)) * 8,) + tuple(int(np.prod(inner[k + 1:], dtype=np.int64)) * 8
                                                                   for k in range(len(inner)))
-    return np.lib.stride_tricks.as_strided(arrays[0], shape=(n, *inner), strides=strides, writeable=False)
+    return np.lib.stride_tricks.as_strided(arrays[0], shape=(n, *inner), strides=strides)
 
 
 def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | None = None) -> list[np.ndarray]:

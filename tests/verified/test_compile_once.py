@@ -77,20 +77,24 @@ def test_every_verified_kernel_is_a_cached_dispatcher():
     assert not not_cached, f"dispatchers without cache=True: {not_cached}"
 
 
+def geometries_warmed(compiled_fused_loops):
+    return {c.split("/")[1] for c in compiled_fused_loops}
+
+
 def test_fixture_compiled_each_fused_loop_once(compiled_fused_loops):
-    """Once per geometry family (prirfed.verified.trainers.geometry): the sphere warms the flat family,
-    Stiefel kPCA (if warmed) the Stiefel family; the two signatures differ only in ``dims`` (argument 2:
-    an int, or the pair (d, r))."""
+    """Once per geometry (prirfed.verified.trainers.families: the class of ``dims``, argument 0); the
+    signatures of one loop differ only in that argument (and the Stiefel ones in the rank of A, 3-D
+    for every geometry)."""
     assert {"prirfed/sphere", "rgd/sphere", "dp_rgd/sphere", "rfedsvrg/sphere"} <= set(compiled_fused_loops)
-    families = 1 + any(c.endswith("/stiefel") for c in compiled_fused_loops)
+    n_geometries = len(geometries_warmed(compiled_fused_loops))
     ds = verified_dispatchers("prirfed.verified.trainers")
     for name in FUSED_LOOPS:
         sigs = ds[name].signatures
-        assert len(sigs) == families, f"{name}: {sigs}"
-        dims_types = {str(sig[2]) for sig in sigs}
-        assert len(dims_types) == families, f"{name}: two signatures with the same dims type {dims_types}"
-        others = {tuple(str(t) for k, t in enumerate(sig) if k != 2) for sig in sigs}
-        assert len(others) == 1, f"{name}: the families' signatures differ beyond dims: {sigs}"
+        assert len(sigs) == n_geometries, f"{name}: {sigs}"
+        dims_types = {str(sig[0]) for sig in sigs}
+        assert len(dims_types) == n_geometries, f"{name}: two signatures with the same dims type {dims_types}"
+        others = {tuple(str(t) for k, t in enumerate(sig) if k != 0) for sig in sigs}
+        assert len(others) == 1, f"{name}: the geometries' signatures differ beyond dims: {sigs}"
         assert ds[name]._cache is not None and isinstance(ds[name]._cache, FunctionCache)
 
 
@@ -151,9 +155,9 @@ def test_no_trainer_call_compiles_a_fused_loop_again(compiled_fused_loops):
     grown = {k: (before[k], len(d.signatures), [str(s) for s in d.signatures]) for k, d in loops.items()
              if len(d.signatures) > max(before[k], 1)}
     assert not grown, f"fused loops compiled a second specialisation: {grown}"
-    families = 1 + any(c.endswith("/stiefel") for c in compiled_fused_loops)  # one signature per geometry family
+    n_geometries = len(geometries_warmed(compiled_fused_loops))  # one signature per geometry
     for name in FUSED_LOOPS:
-        assert len(loops[name].signatures) == before[name] == families
+        assert len(loops[name].signatures) == before[name] == n_geometries
 
 
 def test_a_second_round_of_calls_compiles_and_loads_nothing(compiled_fused_loops):

@@ -1,5 +1,6 @@
 """The layout of prirfed.verified.trainers (ARCHITECTURE.md): pinned codes, one argument order for
-every fused loop, two geometry families with the same functions, and the shared small kernels.
+every fused loop, one geometry module per family with the same functions, the geometry chosen by
+the class of ``dims``, and the shared small kernels.
 
 Why the codes are pinned: Numba compiles a module-level integer that a loop reads into the loop's
 on-disk cache, and invalidates that cache only when the loop's own file changes; a code renumbered
@@ -16,15 +17,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prirfed.verified import kernels
-from prirfed.verified.trainers import arrays, codes, geometry, geometry_flat, geometry_stiefel, local, prirfed, rfed, rgd
+from prirfed.verified.trainers import (
+    arrays,
+    codes,
+    families,
+    geometry,
+    geometry_lorentz,
+    geometry_spd,
+    geometry_sphere,
+    geometry_stiefel,
+    local,
+    prirfed,
+    rfed,
+    rgd,
+)
 
-PINNED = dict(GEOM_SPHERE=0, GEOM_SPD=1, GEOM_LORENTZ=2, GEOM_SPHERE_RETR=3, GEOM_STIEFEL=4, GEOM_STIEFEL_RETR=5,
-              PROB_SPHERE_PCA=0, PROB_SPD_FRECHET=1, PROB_HSP=2, PROB_STIEFEL_KPCA=3, LOCAL_DP_RSGD=0, LOCAL_DP_RSVRG=1,
+PINNED = dict(LOCAL_DP_RSGD=0, LOCAL_DP_RSVRG=1,
               AGG_TANGENT=0, AGG_KARCHER=1, METHOD_SVRG=0, METHOD_AVG=1, METHOD_PROX=2, KARCHER_TOL=1e-10,
               KARCHER_MAX_ITER=1000)
 
-LOOPS = (prirfed.prirfed_loop, rfed.federated_loop, rgd.rgd_loop, rgd.dp_rgd_loop, local.local_kernel)
-FAMILY_FUNCTIONS = ("exp", "log", "transp", "norm", "noise", "grad_sample", "agent_grad", "full_grad")
+LOOPS = (prirfed.prirfed_loop, rfed.federated_loop, rgd.rgd_loop, rgd.dp_rgd_loop)
+FAMILY_MODULES = (geometry_sphere, geometry_spd, geometry_lorentz, geometry_stiefel)
 
 
 def test_codes_are_pinned():
@@ -33,12 +46,12 @@ def test_codes_are_pinned():
     assert rfed.METHOD_SVRG is codes.METHOD_SVRG
 
 
-def test_every_fused_loop_takes_the_fused_arrays_first():
+def test_every_fused_loop_takes_the_fused_arrays_first_then_the_optimum():
     head = list(arrays.FusedArrays._fields)
-    assert head == ["geom", "prob", "dims", "Z", "C", "offsets", "sizes", "A", "ps"]
+    assert head == ["dims", "Z", "C", "offsets", "sizes", "A", "ps"]
     for loop in LOOPS:
         params = list(inspect.signature(loop.py_func).parameters)
-        assert params[:9] == head, f"{loop.py_func.__name__}: {params}"
+        assert params[:8] == head + ["xstar"], f"{loop.py_func.__name__}: {params}"
 
 
 def test_no_separate_stiefel_loop():
@@ -49,20 +62,30 @@ def test_no_separate_stiefel_loop():
         assert not [n for n, v in vars(mod).items() if "stiefel" in n.lower() and callable(v)], mod.__name__
 
 
-def test_the_two_geometry_families_have_the_same_functions_and_arguments():
-    for name in FAMILY_FUNCTIONS:
-        stub = inspect.signature(getattr(geometry, name))
-        flat = inspect.signature(getattr(geometry_flat, name).py_func)
-        stiefel = inspect.signature(getattr(geometry_stiefel, name).py_func)
-        assert list(stub.parameters) == list(flat.parameters) == list(stiefel.parameters), name
+def test_the_geometry_modules_have_the_same_functions_and_arguments():
+    for name in geometry.FAMILY_FUNCTIONS:
+        stub = list(inspect.signature(getattr(geometry, name)).parameters)
+        for mod in FAMILY_MODULES:
+            assert list(inspect.signature(getattr(mod, name).py_func).parameters) == stub, (mod.__name__, name)
+            for variant in (name + "_retr",):
+                if hasattr(mod, variant):
+                    assert list(inspect.signature(getattr(mod, variant).py_func).parameters) == stub
         with pytest.raises(TypeError, match="stub for compiled loops"):
-            getattr(geometry, name)(*([0] * len(stub.parameters)))
+            getattr(geometry, name)(*([0] * len(stub)))
+
+
+def test_every_dims_class_has_a_family_and_a_name():
+    assert set(geometry.FAMILIES) == set(families.GEOMETRY_NAMES)
+    assert len(set(families.GEOMETRY_NAMES.values())) == len(families.GEOMETRY_NAMES)
+    from prirfed.verified.trainers.warm import GEOMETRIES
+
+    assert set(GEOMETRIES) == set(families.GEOMETRY_NAMES.values())
 
 
 def test_local_kernels_have_the_same_leading_arguments():
-    a = list(inspect.signature(local.dp_rsgd_local_kernel.py_func).parameters)
-    b = list(inspect.signature(local.dp_rsvrg_local_kernel.py_func).parameters)
-    assert a[:9] == b[:9] == ["geom", "prob", "dims", "x", "Z", "C", "off", "N_i", "K"]
+    a = list(inspect.signature(local.dp_rsgd_agent.py_func).parameters)
+    b = list(inspect.signature(local.dp_rsvrg_agent.py_func).parameters)
+    assert a[:7] == b[:7] == ["dims", "Z", "C", "off", "N_i", "x", "K"]
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 5), m=st.integers(1, 5), p=st.integers(1, 5))

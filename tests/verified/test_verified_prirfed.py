@@ -3,9 +3,10 @@
 Oracle: prirfed.reference.trainers.prirfed.prirfed, whose algorithm is tested against the paper in
 tests/trainers/. For the same problem data, settings and Generator seed, both twins must give the
 same iterate at every recorded round (rtol 1e-10: the kernels differ from the reference only by
-rounding, and a few dozen steps amplify it far less), the same history, output, event and info,
-and leave the Generator in the same state (same bit-generator state and same next rng.random()),
-which shows that they consumed the same draws in the same order. Drawn: the tangent and the
+rounding, and a few dozen steps amplify it far less), the same history (computed in compiled code
+by the verified twin, by the problem's methods in the reference), output, event and info, and leave
+the Generator in the same state (one run-key draw each). One round is also recomputed from scratch
+from the documented streams, and the output is the same for 1 and 2 threads. Drawn: the tangent and the
 Karcher aggregation; sphere PCA, SPD Frechet mean and Stiefel kPCA; on the sphere and Stiefel
 maps="exp" or "retraction".
 """
@@ -21,7 +22,7 @@ from prirfed.reference.manifolds import Sphere
 from prirfed.reference.trainers.base import sample_without_replacement
 from prirfed.reference.trainers.prirfed import prirfed as ref_prirfed
 from prirfed.verified.problems import SpherePCA
-from prirfed.verified.trainers.prirfed import prirfed, sample_without_replacement_kernel
+from prirfed.verified.trainers.prirfed import prirfed
 from verified_cases import assert_same_generator, assert_same_history, draw_problems, make_problems
 
 
@@ -88,28 +89,88 @@ def test_reference_problem_classes_are_accepted_and_a_longer_noisy_run_agrees():
     assert b.history.rounds == [0, 5, 10, 15, 20, 25]
 
 
-def test_private_run_has_an_event_and_the_draw_count_is_as_documented():
-    """With s = N = 2, K = 1, b = N_i = 1, sigma > 0 on S^1 (dim 1), option 1, one round draws
-    exactly: 2 integers (agents), then per agent 1 integer (batch) + 1 normal (noise).
-    Replaying those draws by hand leaves a fresh Generator in the trainer's final state."""
+def test_one_round_on_the_circle_recomputed_from_scratch():
+    """An independent computation of one private round on S^1 from the documented streams (the
+    policy of prirfed.reference.randomness; formulas written out here, not the library's): s = N = 2,
+    K = 1, b = N_i = 1, sigma > 0, clipping, option 1. The server's stream of round 0 draws
+    S = Fisher-Yates(integers(0, 2), integers(1, 2)); agent i's stream of round 0 draws its batch
+    (integers(0, 1): reads nothing) then 2 normals g, the noise P_x g; x_i = Exp_x(-alpha eta_i);
+    x^(1) = Exp_x(sum_i w_i Log_x(x_i)), w_i = N_i / sum N. The caller's Generator advanced by the key."""
+    from prirfed.reference.randomness import Stream, run_key
+
     Z = [np.array([[1.0, 0.5]]), np.array([[0.2, 1.0]])]
     P = SpherePCA(Z)
+    x = np.array([1.0, 0.0])
+    alpha, sigma, tau = 0.1, 0.5, 1.0
     rng = np.random.default_rng(3)
-    res = prirfed(P, np.array([1.0, 0.0]), 1, 2, 0.1, rng, K=1, sigma=0.5, tau=1.0)
+    res = prirfed(P, x, 1, 2, alpha, rng, K=1, sigma=sigma, tau=tau)
     assert res.event is not None
     hand = np.random.default_rng(3)
-    hand.integers(0, 2), hand.integers(1, 2)
-    for _ in range(2):
-        hand.integers(0, 1), hand.standard_normal(1)
+    key = run_key(hand)
     assert hand.bit_generator.state == rng.bit_generator.state
+    server = Stream(key, 1, 0, 0)
+    perm = [0, 1]
+    r = server.integers(0, 2)
+    perm[0], perm[r] = perm[r], perm[0]
+    assert server.integers(1, 2) == 1 and server.words <= 1
+
+    def exp(p, v):
+        t = np.hypot(*v)
+        return p if t == 0 else np.cos(t) * p + np.sin(t) / t * v
+
+    def log(p, q):
+        c = float(p @ q)
+        u = q - c * p
+        nu = np.hypot(*u)
+        return np.arctan2(nu, c) * u / nu
+
+    v = np.zeros(2)
+    for i in perm:
+        z = Z[i][0]
+        a = float(z @ x)
+        g = -2.0 * a * (z - a * x)  # grad f_ij on the sphere, c = 1
+        nrm = np.hypot(*g)
+        g = g * min(1.0, tau / nrm)
+        st = Stream(key, 0, 0, i)
+        e = sigma * st.standard_normal(2)
+        eta = g + (e - float(x @ e) * x)
+        v += 0.5 * log(x, exp(x, -alpha * eta))  # N_1 = N_2 = 1: weights 1/2
+    np.testing.assert_allclose(res.x, exp(x, v), rtol=1e-13, atol=1e-15)
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), data=st.data())
-def test_sample_without_replacement_kernel_equals_reference(seed, n, data):
+def test_sample_without_replacement_on_streams_equals_reference(seed, n, data):
+    from prirfed.reference.randomness import Stream
+    from prirfed.verified import randomness as vr
+
     k = data.draw(st.integers(0, n))
-    r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
-    np.testing.assert_array_equal(sample_without_replacement_kernel(r2, n, k), sample_without_replacement(r1, n, k))
-    assert r1.bit_generator.state == r2.bit_generator.state
+    key = np.random.default_rng(seed).integers(0, 2**64, size=2, dtype=np.uint64)
+    a = sample_without_replacement(Stream(key, 1, seed % 7, 0), n, k)
+    b = vr.sample_without_replacement(vr.open_stream(key, 1, seed % 7, 0), n, k)
+    np.testing.assert_array_equal(a, b)
+    assert sorted(set(a.tolist())) == sorted(a.tolist()) and all(0 <= v < n for v in a)
+
+
+def test_same_output_for_one_and_two_threads():
+    """The agents of a round run in parallel (prange); each reads its own stream and writes its own
+    row, so the run is bit-identical for 1 and 2 threads."""
+    import numba
+
+    ref, _, x0 = make_problems("sphere", 4, 21)
+    kw = dict(K=2, b=1, sigma=0.3, tau=0.5, option=2, local_option=2, record_every=1, keep_iterates=True)
+    before = numba.get_num_threads()
+    out = []
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            out.append(prirfed(ref, x0, 6, 4, 0.1, np.random.default_rng(9), **kw))
+    finally:
+        numba.set_num_threads(before)
+    a, b = out
+    np.testing.assert_array_equal(a.x, b.x)
+    for xa, xb in zip(a.history.iterates, b.history.iterates, strict=True):
+        np.testing.assert_array_equal(xa, xb)
+    assert a.history.f == b.history.f
 
 
 @pytest.mark.parametrize("kwargs, match", [
