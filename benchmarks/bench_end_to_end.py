@@ -81,7 +81,8 @@ from prirfed.verified.problems import SpherePCA as VerSpherePCA  # noqa: E402
 from prirfed.reference.trainers.base import History  # noqa: E402
 from prirfed.reference.trainers.base import per_agent  # noqa: E402
 from prirfed.reference.trainers.prirfed import step_sizes  # noqa: E402
-from prirfed.verified.trainers.arrays import problem_arrays  # noqa: E402
+from prirfed.reference.randomness import run_key  # noqa: E402
+from prirfed.verified.trainers.arrays import history_optimum, problem_arrays  # noqa: E402
 from prirfed.verified.trainers.codes import AGG_KARCHER, AGG_TANGENT, LOCAL_DP_RSGD, LOCAL_DP_RSVRG  # noqa: E402
 from prirfed.verified.trainers.prirfed import prirfed_loop  # noqa: E402
 from prirfed.verified.trainers.prirfed import prirfed as ver_prirfed  # noqa: E402
@@ -259,8 +260,9 @@ def fused_call(S: Setting, T, rng):
     tau = float(kw["tau"])
     agg = AGG_KARCHER if kw.get("aggregation", "tangent") == "karcher" else AGG_TANGENT
     local = LOCAL_DP_RSGD if kw["local"] == "dp_rsgd" else LOCAL_DP_RSVRG
-    return lambda: prirfed_loop(*arrays, x0, T, kw["s"], alphas, rng, local, kw["K"], bs, kw["m"], sigmas, tau, tau,
-                                tau, 1, 1, T, agg)
+    xstar = history_optimum(S.ver)
+    return lambda: prirfed_loop(*arrays, xstar, x0, T, kw["s"], alphas, run_key(rng), local, kw["K"], bs, kw["m"], sigmas,
+                                tau, tau, tau, 1, 1, T, False, agg)
 
 
 def run_setting(S: Setting, repeats_ref, repeats_ver):

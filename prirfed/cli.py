@@ -25,6 +25,10 @@ project add theirs (``reproduce``, ``run``, ``list``) by registering an entry th
   privacy setting from a TOML file (schema: :mod:`prirfed.experiments.custom`; examples in
   ``examples/``), same outputs as ``reproduce`` (default DIR ``prirfed-results/run-CONFIGSTEM``).
 
+- ``prirfed warmup [--geometry NAME ...]``: compile (or load from Numba's cache) the fused verified
+  loops of the given geometries ahead of time (default: every geometry; names: sphere,
+  sphere-retraction, spd, lorentz, stiefel, stiefel-retraction), saying on stderr what it compiles.
+
 Common options: ``--workers N`` runs the trials in N processes; ``--dask-scheduler ADDRESS`` on
 a Dask cluster (``pip install 'prirfed[dask]'``); results are identical for every executor (trial
 i's seed is child i of ``SeedSequence(seed).spawn(n)``). ``--resume`` keeps the finished trials of
@@ -330,6 +334,30 @@ def _run_run(args, out) -> int:
     return 0
 
 
+#: the geometries of ``prirfed warmup`` (prirfed.verified.trainers.warm.GEOMETRIES; written out so that
+#: building the parser does not import Numba; tests/verified/test_trainer_layout.py checks they agree)
+WARMUP_GEOMETRIES = ("sphere", "sphere-retraction", "spd", "lorentz", "stiefel", "stiefel-retraction")
+
+
+def _add_warmup(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--geometry", action="append", choices=WARMUP_GEOMETRIES, default=None, metavar="NAME",
+                   help=f"compile only this geometry's loops (repeatable; one of {', '.join(WARMUP_GEOMETRIES)}; "
+                        "default all)")
+
+
+def _run_warmup(args, out) -> int:
+    import time
+
+    from prirfed.verified.trainers.warm import warmup
+
+    geometries = args.geometry or list(WARMUP_GEOMETRIES)
+    t0 = time.process_time()
+    done = warmup(geometries)
+    out.write(f"warmup: {len(done)} trainer calls over {', '.join(geometries)} in {time.process_time() - t0:.1f} s of "
+              f"CPU; the fused loops are in Numba's cache now\n")
+    return 0
+
+
 def _cli_errors(run: Callable) -> Callable:
     """Run a subcommand with one-line errors: a ValueError's text is folded onto one line (and a
     leading ``prirfed CMD: `` dropped, as :func:`main` adds it); Ctrl-C prints a hint and returns
@@ -356,6 +384,7 @@ SUBCOMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "list": ("the experiments `prirfed reproduce` can run", _add_list, _run_list),
     "reproduce": ("run one experiment (or `all`) into an output folder (config, CSVs, plots, summary)", _add_reproduce, _cli_errors(_run_reproduce)),
     "run": ("run a TOML configuration (any problem, data, trainer, privacy) into an output folder", _add_run, _cli_errors(_run_run)),
+    "warmup": ("compile the fused verified loops ahead of time (one geometry or all)", _add_warmup, _cli_errors(_run_warmup)),
 }
 
 

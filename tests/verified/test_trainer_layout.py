@@ -80,6 +80,9 @@ def test_every_dims_class_has_a_family_and_a_name():
     from prirfed.verified.trainers.warm import GEOMETRIES
 
     assert set(GEOMETRIES) == set(families.GEOMETRY_NAMES.values())
+    from prirfed.cli import WARMUP_GEOMETRIES
+
+    assert tuple(GEOMETRIES) == WARMUP_GEOMETRIES
 
 
 def test_local_kernels_have_the_same_leading_arguments():

@@ -79,24 +79,48 @@ def test_reference_problem_class_and_a_longer_svrg_run_agree():
     assert r_ref.bit_generator.state == r_ver.bit_generator.state
 
 
-def test_rfedsvrg_draw_count_replayed_by_hand():
-    """N = 3 clients, k = 2, tau = (1, 2, 3), option 2, T = 2: per round rng.integers(0, 3),
-    rng.integers(1, 3) (the clients), then per client in drawn order rng.integers(1, tau_i + 1);
-    after the rounds rng.integers(1, 3). A fresh Generator replaying this reaches the final state."""
-    P, _, x0 = make_problems("sphere", 3, 2)
-    rng = np.random.default_rng(5)
-    ver.rfedsvrg(P, x0, 2, 2, 0.1, [1, 2, 3], rng, option=2)
-    hand = np.random.default_rng(5)
-    taus = [1, 2, 3]
-    for _ in range(2):
-        perm = np.arange(3)
-        for j in range(2):
-            r = int(hand.integers(j, 3))
+def test_rfedsvrg_on_the_circle_recomputed_from_scratch():
+    """N = 3 clients, k = 2, tau = (1, 2, 3), option 2, T = 2 on S^1, recomputed here in angle
+    coordinates (x = (cos t, sin t); a tangent vector is a multiple of (-sin t, cos t); Exp adds, Log
+    subtracts the angle, transport keeps the multiple) from the documented streams: S_t from the
+    server's stream of round t, client i's pick integers(1, tau_i + 1) from its stream of (t, i), the
+    output integers(1, T + 1) from the server's stream of round T. f_ij = -(z^T x)^2 (000, c = 1),
+    p_i = N_i / n; the server averages the uploads' angles uniformly (002 (8))."""
+    from prirfed.reference.randomness import Stream, run_key
+
+    Z = [np.array([[1.0, 0.3], [0.2, 0.9]]), np.array([[0.5, -0.4]]), np.array([[0.1, 1.0], [0.7, 0.2], [0.3, 0.3]])]
+    P = SpherePCA(Z)
+    eta, taus, T, k = 0.1, [1, 2, 3], 2, 2
+    res = ver.rfedsvrg(P, np.array([1.0, 0.0]), T, k, eta, taus, np.random.default_rng(5), option=2)
+    key = run_key(np.random.default_rng(5))
+    n = sum(len(z) for z in Z)
+    p = [len(z) / n for z in Z]
+
+    def g_agent(i, th):  # d/dth of f_i = mean_j -(z_j . x)^2
+        x, jx = np.array([np.cos(th), np.sin(th)]), np.array([-np.sin(th), np.cos(th)])
+        return float(np.mean([-2.0 * (z @ x) * (z @ jx) for z in Z[i]]))
+
+    th = 0.0
+    outer = []
+    for t in range(T):
+        server = Stream(key, 1, t, 0)
+        perm = [0, 1, 2]
+        for j in range(k):
+            r = server.integers(j, 3)
             perm[j], perm[r] = perm[r], perm[j]
-        for i in perm[:2]:
-            hand.integers(1, taus[i] + 1)
-    hand.integers(1, 3)
-    assert hand.bit_generator.state == rng.bit_generator.state
+        full = sum(p[i] * g_agent(i, th) for i in range(3))
+        ups = []
+        for i in perm[:k]:
+            corr = g_agent(i, th) - full
+            path, tl = [], th
+            for _ in range(taus[i]):
+                tl = tl - eta * (g_agent(i, tl) - corr)
+                path.append(tl)
+            ups.append(path[Stream(key, 0, t, i).integers(1, taus[i] + 1) - 1])
+        th = th + np.mean([u - th for u in ups])
+        outer.append(th)
+    th_out = outer[Stream(key, 1, T, 0).integers(1, T + 1) - 1]
+    np.testing.assert_allclose(res.x, [np.cos(th_out), np.sin(th_out)], rtol=1e-12, atol=1e-14)
 
 
 def test_refusals_and_bad_input_raise_naming_the_trainer():

@@ -95,21 +95,39 @@ def test_rgd_gtol_stop_is_recorded_like_the_reference():
     assert_same_history(a, b, 3.0)
 
 
-def test_dp_rgd_draw_count_replayed_by_hand():
-    """S^1 (dim 1), n = 3 pooled samples, b = 2, sigma > 0, output 2, T = 2: the run draws, per step,
-    rng.integers(0, 3), rng.integers(1, 3), one standard normal; then rng.integers(0, 2). Replaying
-    exactly these draws on a fresh Generator reaches the trainer's final state."""
-    P = SpherePCA([np.array([[1.0, 0.5], [0.1, 0.3]]), np.array([[0.2, 1.0]])])
-    rng = np.random.default_rng(7)
-    res = ver.dp_rgd(P, np.array([1.0, 0.0]), 0.1, 2, 2, 0.5, rng, output=2, tau=1.0)
+def test_dp_rgd_on_the_circle_recomputed_from_scratch():
+    """S^1, n = 3 pooled samples, b = 2, sigma > 0, clipping, output 2, T = 2, recomputed here in angle
+    coordinates from the documented streams: step t reads agent 0's stream of round t (Fisher-Yates:
+    integers(0, 3), integers(1, 3); then the noise, the projection of 2 ambient normals, i.e. its
+    component along (-sin t, cos t)); the output w_k, k = integers(0, T) from the server's stream
+    of round T. f_g = -(z_g^T x)^2 (000, c = 1)."""
+    from prirfed.reference.randomness import Stream, run_key
+
+    Z = [np.array([[1.0, 0.5], [0.1, 0.3]]), np.array([[0.2, 1.0]])]
+    pooled = np.concatenate(Z)
+    P = SpherePCA(Z)
+    alpha, sigma, tau, T = 0.1, 0.5, 1.0, 2
+    res = ver.dp_rgd(P, np.array([1.0, 0.0]), alpha, T, 2, sigma, np.random.default_rng(7), output=2, tau=tau)
     assert res.event is not None
-    hand = np.random.default_rng(7)
-    for _ in range(2):
-        hand.integers(0, 3)
-        hand.integers(1, 3)
-        hand.standard_normal(1)
-    hand.integers(0, 2)
-    assert hand.bit_generator.state == rng.bit_generator.state
+    key = run_key(np.random.default_rng(7))
+    th, its = 0.0, []
+    for t in range(T):
+        its.append(th)
+        st = Stream(key, 0, t, 0)
+        perm = [0, 1, 2]
+        for j in range(2):
+            r = st.integers(j, 3)
+            perm[j], perm[r] = perm[r], perm[j]
+        x, jx = np.array([np.cos(th), np.sin(th)]), np.array([-np.sin(th), np.cos(th)])
+        g = 0.0
+        for q in perm[:2]:
+            z = pooled[q]
+            gq = -2.0 * (z @ x) * (z @ jx)
+            g += gq * min(1.0, tau / abs(gq)) if gq != 0 else 0.0
+        e = sigma * st.standard_normal(2)
+        th = th - alpha * (g / 2 + float(e @ jx))
+    th_out = its[Stream(key, 1, T, 0).integers(0, T)]
+    np.testing.assert_allclose(res.x, [np.cos(th_out), np.sin(th_out)], rtol=1e-12, atol=1e-14)
 
 
 def test_refusals_and_bad_input_raise_naming_the_trainer():

@@ -1,0 +1,375 @@
+"""Issue 16 benchmark: PriRFed-DP-RSGD sphere PCA, verified vs the same algorithm written as a pymanopt
+user would write it, per-round cost vs the copy-bandwidth bound, linearity in d, threads, memory and
+cold start. Reported, never asserted.
+
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,linear,threads,memory,cold]``
+(needs the ``bench`` extra for the peer: ``pip install -e '.[bench]'``). Prints Markdown.
+
+Workloads (synthetic sphere PCA (6.1) of 000: rows z ~ N(0, I_D)/sqrt(D), agents of N_i rows, D = d + 1;
+DP-RSGD local training, K = 1, b_i = N_i, clipping tau = 1, sigma = 0.5, alpha = 0.05, tangent mean):
+
+- ``25``: D = 25, N = 20, N_i = 500, s = 20 agents per round;
+- ``784``: D = 784, N = 50, N_i = 200, s = 5;
+- ``3000``: D = 3000, N = 10, N_i = 100, s = 5.
+
+The peer (``pymanopt_prirfed``): pymanopt's ``Sphere`` for exp, log and the projection, NumPy for
+the batch (the per-sample gradients of a batch as one matrix, clipped row by row), NumPy's
+Generator for the agent sets, batches and noise (the projected ambient Gaussian, as the verified
+trainer). Its history, if asked, is f and ||grad f|| every round (what pymanopt's solvers log per
+iteration). Both sides are timed in CPU time of the process (``time.process_time``; the machine is
+shared), paired and interleaved: repeat r runs the peer then the verified trainer on the same
+workload, and the speed-up is the median over repeats of the per-repeat ratio.
+
+Bandwidth bound: B = bytes read + written by ``np.copyto`` / time (best of 5), at the size of the
+workload's data and at 256 MiB (DRAM); the bytes a round must read are s K b (D + 1) 8 (each
+sampled row and its gradient scale); bound = bytes / B; ratio = verified time per round without
+history (``record_every=T``) / bound.
+
+Threads: wall time (``time.perf_counter``; CPU time counts both threads) of the verified trainer
+with 1 and 2 Numba threads on a 784-wide workload with s = 10 agents, interleaved, with the output
+of both compared bit for bit. On a shared machine the other jobs' load is printed beside it.
+
+Memory: a fresh process builds N = 1000 agents of N_i = 200 rows at D = 784 (1.25 GB) as one array
+split into views, the verified problem, and runs 3 rounds (loops loaded from the cache first);
+peak RSS (``resource.getrusage``) minus the RSS before the data, over the data's bytes.
+
+Cold start: a fresh process with an empty ``NUMBA_CACHE_DIR`` times (CPU, ``resource.getrusage`` of the
+child) its first verified ``prirfed`` call on a tiny problem of one geometry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from prirfed.verified.problems import SpherePCA  # noqa: E402
+from prirfed.verified.trainers.prirfed import prirfed  # noqa: E402
+
+WORKLOADS = {
+    "25": dict(D=25, N=20, N_i=500, s=20, T=100),
+    "784": dict(D=784, N=50, N_i=200, s=5, T=50),
+    "3000": dict(D=3000, N=10, N_i=100, s=5, T=10),
+}
+SETTINGS = dict(K=1, sigma=0.5, tau=1.0, alpha=0.05)
+
+
+def make_data(D, N, N_i, seed=16):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((N * N_i, D)) / math.sqrt(D)
+    return np.split(Z, N)
+
+
+def start_point(D):
+    x = np.ones(D)
+    return x / np.linalg.norm(x)
+
+
+# ---------------------------------------------------------------------------- the peer
+def pymanopt_prirfed(Zs, x0, T, s, rng, record=False, K=1, sigma=0.5, tau=1.0, alpha=0.05):
+    """PriRFed with DP-RSGD local training on sphere PCA (000 (6.1), c = 1, p_i = N_i / n), written as a
+    pymanopt user would: pymanopt's Sphere for exp / log / projection, NumPy for the batch."""
+    from pymanopt.manifolds import Sphere
+
+    D = x0.shape[0]
+    M = Sphere(D)
+    N = len(Zs)
+    sizes = np.array([z.shape[0] for z in Zs], dtype=float)
+    p = sizes / sizes.sum()
+    x = x0
+    hist = []
+    for _t in range(T):
+        S = rng.choice(N, s, replace=False)
+        v = np.zeros(D)
+        wsum = sizes[S].sum()
+        for i in S:
+            xi = x
+            Z = Zs[i]
+            for _k in range(K):
+                B = rng.choice(Z.shape[0], Z.shape[0], replace=False)
+                Zb = Z[B]
+                a = Zb @ xi
+                G = -2.0 * a[:, None] * (Zb - a[:, None] * xi[None, :])  # per-sample Riemannian gradients
+                nrm = np.linalg.norm(G, axis=1)
+                G *= np.minimum(1.0, tau / np.maximum(nrm, 1e-300))[:, None]
+                eta = G.mean(axis=0) + M.projection(xi, sigma * rng.standard_normal(D))
+                xi = M.exp(xi, -alpha * eta)
+            v += (sizes[i] / wsum) * M.log(x, xi)
+        x = M.exp(x, v)
+        if record:
+            f = 0.0
+            g = np.zeros(D)
+            for i in range(N):
+                a = Zs[i] @ x
+                f += p[i] * -np.mean(a * a)
+                g += p[i] * (-2.0 / Zs[i].shape[0]) * (Zs[i].T @ a)
+            hist.append((f, M.norm(x, M.euclidean_to_riemannian_gradient(x, g))))
+    return x, hist
+
+
+# ---------------------------------------------------------------------------- helpers
+def cpu(fn):
+    t = time.process_time()
+    out = fn()
+    return time.process_time() - t, out
+
+
+def verified_run(P, x0, T, s, record_every, seed=1):
+    return prirfed(P, x0, T, s, SETTINGS["alpha"], np.random.default_rng(seed), K=SETTINGS["K"],
+                   sigma=SETTINGS["sigma"], tau=SETTINGS["tau"], record_every=record_every)
+
+
+def copy_bandwidth(nbytes):
+    n = max(int(nbytes // 8), 1024)
+    a = np.random.default_rng(0).standard_normal(n)
+    b = np.empty_like(a)
+    best = math.inf
+    for _ in range(5):
+        t = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t)
+    return 2 * a.nbytes / best
+
+
+def fmt_t(s):
+    return f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.1f} us"
+
+
+def header(title):
+    print(f"\n## {title}\n")
+
+
+# ---------------------------------------------------------------------------- sections
+def section_peer(names, repeats):
+    header("End to end: verified (default history) vs the pymanopt-style loop, per round (CPU time)")
+    print("| D, N, N_i, s | T | pymanopt loop, no history | pymanopt loop, f and grad norm every round | "
+          "verified, default history (auto) | verified, history every round | verified, no history | "
+          "speed-up (default history vs peer without history) | records (auto) | history share (auto) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        w = WORKLOADS[name]
+        Zs = make_data(w["D"], w["N"], w["N_i"])
+        P = SpherePCA(Zs)
+        x0 = start_point(w["D"])
+        T, s = w["T"], w["s"]
+        P.x_star  # noqa: B018 - the optimum, computed once, outside the timings
+        verified_run(P, x0, 1, s, 1)  # loads the loops
+        peer, peer_h, auto, every, bare, ratios = [], [], [], [], [], []
+        for r in range(repeats):
+            tp, _ = cpu(lambda: pymanopt_prirfed(Zs, x0, T, s, np.random.default_rng(r)))
+            ta, ra = cpu(lambda: verified_run(P, x0, T, s, "auto", r))
+            tb, _ = cpu(lambda: verified_run(P, x0, T, s, T, r))
+            peer.append(tp / T)
+            auto.append(ta / T)
+            bare.append(tb / T)
+            ratios.append(tp / ta)
+            if r < 2:
+                th, _ = cpu(lambda: pymanopt_prirfed(Zs, x0, T, s, np.random.default_rng(r), record=True))
+                te, _ = cpu(lambda: verified_run(P, x0, T, s, 1, r))
+                peer_h.append(th / T)
+                every.append(te / T)
+        med = statistics.median
+        share = (med(auto) - med(bare)) / med(auto)
+        print(f"| {w['D']}, {w['N']}, {w['N_i']}, {s} | {T} | {fmt_t(med(peer))} | {fmt_t(med(peer_h))} | "
+              f"{fmt_t(med(auto))} | {fmt_t(med(every))} | {fmt_t(med(bare))} | **{med(ratios):.0f}x** | "
+              f"{len(ra.history.rounds)} | {100 * share:.1f}% |")
+
+
+def section_bound(names, repeats):
+    header("Time per round vs the copy-bandwidth bound (verified, no history)")
+    print("| D, N, N_i, s | bytes read per round | data | copy bandwidth at the data size / DRAM | "
+          "bound per round (data size / DRAM) | verified per round | ratio to the data-size bound | ratio to the DRAM bound |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    dram = copy_bandwidth(256 * 2**20)
+    for name in names:
+        w = WORKLOADS[name]
+        Zs = make_data(w["D"], w["N"], w["N_i"])
+        P = SpherePCA(Zs)
+        x0 = start_point(w["D"])
+        T, s = w["T"], w["s"]
+        verified_run(P, x0, 1, s, 1)
+        per = statistics.median([cpu(lambda: verified_run(P, x0, T, s, T, r))[0] / T for r in range(repeats)])
+        nbytes = s * SETTINGS["K"] * w["N_i"] * (w["D"] + 1) * 8
+        data = w["N"] * w["N_i"] * w["D"] * 8
+        bw = copy_bandwidth(data)
+        print(f"| {w['D']}, {w['N']}, {w['N_i']}, {s} | {nbytes / 1e6:.2f} MB | {data / 1e6:.1f} MB | "
+              f"{bw / 1e9:.1f} / {dram / 1e9:.1f} GB/s | {fmt_t(nbytes / bw)} / {fmt_t(nbytes / dram)} | {fmt_t(per)} | "
+              f"{per / (nbytes / bw):.1f}x | {per / (nbytes / dram):.1f}x |")
+
+
+def section_linear(repeats):
+    header("Linearity in d (verified, no history; N = 10, N_i = 100, s = 5, T = 20)")
+    print("| D | per round | per round / (s N_i D) |")
+    print("|---:|---:|---:|")
+    for D in (25, 100, 400, 784, 1500, 3000):
+        Zs = make_data(D, 10, 100)
+        P = SpherePCA(Zs)
+        x0 = start_point(D)
+        verified_run(P, x0, 1, 5, 1)
+        per = statistics.median([cpu(lambda: verified_run(P, x0, 20, 5, 20, r))[0] / 20 for r in range(repeats)])
+        print(f"| {D} | {fmt_t(per)} | {per / (5 * 100 * D) * 1e9:.3f} ns |")
+
+
+def section_threads(repeats):
+    header("Agents of a round in parallel: 1 vs 2 Numba threads (wall time; D = 784, N = 50, N_i = 200, s = 10, T = 30)")
+    Zs = make_data(784, 50, 200)
+    P = SpherePCA(Zs)
+    x0 = start_point(784)
+    verified_run(P, x0, 1, 10, 1)
+    times = {1: [], 2: []}
+    outs = {}
+    ratios = []
+    for r in range(repeats):
+        pair = {}
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            t = time.perf_counter()
+            res = verified_run(P, x0, 30, 10, 30, seed=5)
+            pair[threads] = time.perf_counter() - t
+            times[threads].append(pair[threads])
+            outs[threads] = res.x
+        ratios.append(pair[1] / pair[2])
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    same = bool(np.array_equal(outs[1], outs[2]))
+    print(f"- threading layer: {numba.threading_layer()}; load average at the end: {os.getloadavg()}")
+    print(f"- 1 thread: median {statistics.median(times[1]):.3f} s; 2 threads: median {statistics.median(times[2]):.3f} s; "
+          f"**speed-up {statistics.median(ratios):.2f}x** (median of {repeats} paired ratios: "
+          f"{', '.join(f'{q:.2f}' for q in ratios)}); outputs bit-identical: {same}")
+
+
+MEMORY_CHILD = r"""
+import json, math, os, resource, sys
+import numpy as np
+from prirfed.verified.problems import SpherePCA
+from prirfed.verified.trainers.prirfed import prirfed
+P0 = SpherePCA([np.ones((2, 784)) / 28.0, np.eye(784)[:3]])
+prirfed(P0, np.eye(784)[0], 1, 1, 0.1, np.random.default_rng(0), sigma=0.1, tau=1.0)  # loops loaded
+
+
+def rss():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+base = rss()
+N, N_i, D = 1000, 200, 784
+Z = np.random.default_rng(1).standard_normal((N * N_i, D))
+Z /= math.sqrt(D)
+data = Z.nbytes
+P = SpherePCA(np.split(Z, N))
+x0 = np.ones(D) / math.sqrt(D)
+res = prirfed(P, x0, 3, 5, 0.05, np.random.default_rng(2), sigma=0.5, tau=1.0)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps(dict(data=data, base=base, peak=peak, shares=bool(np.shares_memory(P.Z[0], Z)))))
+"""
+
+
+def section_memory():
+    header("Memory: N = 1000 agents x 200 rows at D = 784 (verified PriRFed, 3 rounds, default history)")
+    res = subprocess.run([sys.executable, "-c", MEMORY_CHILD], capture_output=True, text=True, timeout=3600)
+    if res.returncode != 0:
+        print("failed:", res.stderr[-2000:])
+        return
+    m = json.loads(res.stdout.strip().splitlines()[-1])
+    extra = m["peak"] - m["base"]
+    print(f"- data {m['data'] / 2**30:.3f} GiB; RSS before the data {m['base'] / 2**20:.0f} MiB; peak RSS "
+          f"{m['peak'] / 2**20:.0f} MiB; **peak - before = {extra / m['data']:.3f} x the data** "
+          f"(the problem keeps views of the caller's array: {m['shares']})")
+
+
+COLD_CHILD = r"""
+import resource, sys, numpy as np
+from prirfed.verified.trainers import warm
+g = sys.argv[1]
+from prirfed.verified.trainers.prirfed import prirfed
+import numpy as np
+rng = np.random.default_rng(0)
+if g == "sphere":
+    from prirfed.verified.problems import SpherePCA
+    P, x0 = SpherePCA([np.array([[1.0, 0.2], [0.6, 0.8]])]), np.array([1.0, 0.0])
+elif g == "spd":
+    from prirfed.reference.manifolds import SPD
+    from prirfed.verified.problems import SPDFrechetMean
+    M = SPD(2)
+    P, x0 = SPDFrechetMean([np.stack([M.random_point(rng) for _ in range(2)])]), np.eye(2)
+elif g == "lorentz":
+    from prirfed.reference.manifolds import Lorentz
+    from prirfed.verified.problems.hsp import HyperbolicStructuredPrediction
+    M = Lorentz(2)
+    P = HyperbolicStructuredPrediction([rng.standard_normal((3, 2))], [np.stack([M.random_point(rng) for _ in range(3)])],
+                                       np.zeros(2), 0.5, 1.0)
+    x0 = M.origin()
+else:
+    from prirfed.verified.problems import StiefelKPCA
+    P = StiefelKPCA([np.array([[1.0, 0.0, 0.1], [0.0, 2.0, 0.0]])], 1)
+    x0 = np.array([[1.0], [0.0], [0.0]])
+r0 = resource.getrusage(resource.RUSAGE_SELF)
+prirfed(P, x0, 1, 1, 0.1, rng, sigma=0.1, tau=1.0)
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+print((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+"""
+
+
+def section_cold(geometries):
+    header("Cold start: the first verified prirfed call of one geometry, empty Numba cache (CPU of the call)")
+    print("| geometry | CPU seconds | message on stderr |")
+    print("|---|---:|---|")
+    for g in geometries:
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, NUMBA_CACHE_DIR=d)
+            res = subprocess.run([sys.executable, "-c", COLD_CHILD, g], capture_output=True, text=True, env=env,
+                                 timeout=3600)
+        if res.returncode != 0:
+            print(f"| {g} | failed | {res.stderr.strip().splitlines()[-1] if res.stderr else ''} |")
+            continue
+        msg = [ln for ln in res.stderr.splitlines() if ln.startswith("prirfed:")]
+        print(f"| {g} | {float(res.stdout.strip().splitlines()[-1]):.1f} | {msg[0] if msg else '(none)'} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="peer,bound,linear,threads,memory,cold")
+    ap.add_argument("--workloads", default="25,784,3000")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--cold", default="sphere,spd,lorentz,stiefel")
+    args = ap.parse_args()
+    parts = args.only.split(",")
+    names = args.workloads.split(",")
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = "?"
+    print("# Issue 16 benchmark (benchmarks/bench_fast.py)\n")
+    print(f"- command: `python benchmarks/bench_fast.py {' '.join(sys.argv[1:])}`")
+    print(f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; commit {commit}")
+    print(f"- machine: {platform.machine()}, nproc {os.cpu_count()}, {platform.platform()}, Python "
+          f"{platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}, "
+          f"Numba threads {numba.get_num_threads()}; load average at start {os.getloadavg()}")
+    if "peer" in parts:
+        section_peer([n for n in names if n != "3000"], args.repeats)
+    if "bound" in parts:
+        section_bound(names, args.repeats)
+    if "linear" in parts:
+        section_linear(args.repeats)
+    if "threads" in parts:
+        section_threads(args.repeats)
+    if "memory" in parts:
+        section_memory()
+    if "cold" in parts:
+        section_cold(args.cold.split(","))
+
+
+if __name__ == "__main__":
+    main()
