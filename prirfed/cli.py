@@ -240,13 +240,14 @@ def _run_list(args, out) -> int:
     return 0
 
 
-def _add_common_run_options(p: argparse.ArgumentParser) -> None:
+def _add_common_run_options(p: argparse.ArgumentParser, backend_default: str | None = "verified") -> None:
     p.add_argument("--workers", type=int, default=1, help="processes (1 = serial, in this process)")
     p.add_argument("--dask-scheduler", dest="dask_scheduler", default=None, metavar="ADDRESS",
                    help="run the trials on a Dask cluster (needs pip install 'prirfed[dask]'; default: none, run locally)")
     p.add_argument("--resume", action="store_true", help="keep finished trials of the same configuration in --out")
-    p.add_argument("--backend", choices=("reference", "verified"), default="verified",
-                   help="implementation that runs the trials: verified (Numba) or reference (NumPy), equal results")
+    p.add_argument("--backend", choices=("reference", "verified"), default=backend_default,
+                   help="implementation that runs the trials: verified (Numba) or reference (NumPy), equal results"
+                   + ("" if backend_default else " (default: the TOML's [run] backend, itself verified by default)"))
     p.add_argument("--calibrate", action="store_true",
                    help="noise std from the rigorous accountant at the stated eps (private experiments only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
@@ -317,7 +318,8 @@ def _run_reproduce(args, out) -> int:
 def _add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="TOML file: [problem], [data], [trainer], [privacy], [run] (see examples/)")
     p.add_argument("--out", default=None, help="output folder (default: prirfed-results/run-CONFIGSTEM)")
-    _add_common_run_options(p)
+    # the TOML's [run] backend unless --backend is given (the examples name the faster one for their size)
+    _add_common_run_options(p, backend_default=None)
 
 
 def _run_run(args, out) -> int:
@@ -348,7 +350,7 @@ def _add_warmup(p: argparse.ArgumentParser) -> None:
 def _run_warmup(args, out) -> int:
     import time
 
-    from prirfed.verified.trainers.warm import warmup
+    from prirfed.verified.trainers.warmup import warmup
 
     geometries = args.geometry or list(WARMUP_GEOMETRIES)
     t0 = time.process_time()

@@ -42,6 +42,8 @@ key and the allowed keys; examples in ``examples/*.toml``)::
     seed = 0                   # root seed (trial i: child i of SeedSequence(seed).spawn(repeats))
     repeats = 3                # independent runs (data, x0 and the trainer's draws all redrawn)
     record_every = 1           # record f, ||grad f||, error every this many rounds
+    backend = "verified"       # "reference" or "verified" (fused Numba, compiled once per geometry);
+                               # used when the command line gives no --backend
 
 Privacy: the rigorous eps of the noise actually used is always reported (the run's own event,
 ``TrainResult.event``, composed in the RDP accountant and converted at ``[privacy] delta``; pure
@@ -106,7 +108,7 @@ _FEEDS = {
 }
 _RUNNER_SET = ("problem", "x0", "rng", "record_every", "keep_iterates")
 _SECTIONS = ("problem", "data", "trainer", "privacy", "run")
-_RUN_KEYS = {"seed": 0, "repeats": 3, "record_every": 1}
+_RUN_KEYS = {"seed": 0, "repeats": 3, "record_every": 1, "backend": "verified"}
 _PRIVACY_KEYS = ("eps", "delta")
 
 SCHEMA = dict(problems=PROBLEMS, sources=SOURCES, trainers=TRAINERS, sections=_SECTIONS)
@@ -277,6 +279,8 @@ def config_from_toml(doc: dict) -> dict:
     _pos_int("run", "seed", run["seed"], 0)
     _pos_int("run", "repeats", run["repeats"])
     _pos_int("run", "record_every", run["record_every"])
+    if run["backend"] not in BACKENDS:
+        raise _err("run", "backend", f"must be one of {BACKENDS} (got {run['backend']!r})")
     cfg = dict(problem=problem, data=data, trainer=trainer, privacy=privacy, run=run)
     if name in PRIVATE:
         cfg["calibrate"] = False
@@ -520,12 +524,15 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
                       nondeterministic_files=("curves.png", "curves.pdf"))
 
 
-def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str = "verified", progress: bool = True,
+def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str | None = None, progress: bool = True,
              calibrate: bool = False, dask_scheduler: str | None = None) -> dict:
     """``prirfed run``: :func:`experiment_from_toml` run by :func:`~prirfed.experiments.framework.reproduce`
-    with the TOML's [run] seed as the root seed. Returns reproduce's dict."""
+    with the TOML's [run] seed as the root seed. ``backend=None``: the TOML's [run] backend (default
+    "verified"). Returns reproduce's dict."""
 
     exp = experiment_from_toml(path)
-    seed = exp.make_config("full", 0, "reference")["seed"]
+    cfg0 = exp.make_config("full", 0, "reference")
+    seed = cfg0["seed"]
+    backend = cfg0["run"]["backend"] if backend is None else backend
     return reproduce(exp, out, mode="full", seed=seed, workers=workers, resume=resume, backend=backend,
                      progress=progress, calibrate=calibrate, dask_scheduler=dask_scheduler)

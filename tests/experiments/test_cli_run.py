@@ -150,7 +150,8 @@ def test_kpca_problem_optimum_against_eigh():
     (dict(privacy={"eps": 1.0, "delta": 1e-5, "mu": 2}), "[privacy] mu: unknown key (allowed: eps, delta)"),
     (dict(run={"seed": -1}), "[run] seed: must be an integer >= 0 (got -1)"),
     (dict(run={"repeats": 0}), "[run] repeats: must be an integer >= 1 (got 0)"),
-    (dict(run={"repeats": 2, "workers": 2}), "[run] workers: unknown key (allowed: seed, repeats, record_every)"),
+    (dict(run={"repeats": 2, "workers": 2}), "[run] workers: unknown key (allowed: seed, repeats, record_every, backend)"),
+    (dict(run={"backend": "numba"}), "[run] backend: must be one of ('reference', 'verified') (got 'numba')"),
 ])
 def test_bad_toml_values_name_section_key_and_allowed_values(change, message):
     doc = _doc(**{k: v for k, v in change.items() if k != "extra"})
@@ -160,6 +161,21 @@ def test_bad_toml_values_name_section_key_and_allowed_values(change, message):
         config_from_toml(doc)
     assert str(info.value).startswith("prirfed run: ")
     assert message in str(info.value)
+
+
+def test_toml_backend_runs_unless_the_command_line_names_one(tmp_path):
+    """[run] backend chooses the implementation when --backend is not given (the examples name the
+    one fastest at their size); without the key it is "verified"."""
+    doc = _doc(run={"seed": 0, "repeats": 1, "backend": "reference"})
+    assert config_from_toml(_doc())["run"]["backend"] == "verified"
+    path = tmp_path / "c.toml"
+    path.write_text("\n".join(f"[{sec}]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in body.items())
+                              for sec, body in doc.items()))
+    out = tmp_path / "o"
+    assert cli.main(["run", str(path), "--out", str(out), "--no-progress"], out=io.StringIO()) == 0
+    assert json.loads((out / "config.json").read_text())["backend"] == "reference"
+    for ex in EXAMPLES.glob("*.toml"):
+        assert tomllib.loads(ex.read_text())["run"]["backend"] in ("reference", "verified"), ex.name
 
 
 def test_trainer_value_errors_surface_from_the_trainer(tmp_path):
