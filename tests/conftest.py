@@ -39,14 +39,14 @@ def pytest_configure(config):
 
 def warm_fused_loops():
     """Call every fused verified trainer once on a tiny problem of every geometry
-    (:func:`prirfed.verified.trainers.warm.warmup`), so that each fused loop is compiled (cold cache) or
+    (:func:`prirfed.verified.trainers.warmup.warmup`), so that each fused loop is compiled (cold cache) or
     loaded from Numba's on-disk cache (warm cache, ``cache=True``) exactly once per geometry.
 
     One call per (loop, geometry) suffices: the loops dispatch on integer codes (local trainer, option,
     aggregation) and on the class of ``dims`` (the geometry), and take flat float64 arrays, so one
     compiled signature per geometry serves every setting (tests/verified/test_compile_once.py checks
     that no later call adds a signature). Returns the "trainer/geometry" names of the calls made."""
-    from prirfed.verified.trainers.warm import GEOMETRIES, warmup
+    from prirfed.verified.trainers.warmup import GEOMETRIES, warmup
 
     return [f"{name}/{g}" for g, name in warmup(GEOMETRIES, verbose=False)]
 

@@ -242,7 +242,7 @@ def stacked_view(arrays) -> np.ndarray:
     they are stacked (:func:`is_stacked`, always the case for the arrays of :func:`agent_arrays`;
     writeable exactly when the buffer is, so that the compiled loops see one array type), else one
     concatenated copy. The verified trainers read the data through this view and never write it:
-    no per-call copy (issue 16)."""
+    no per-call copy."""
     arrays = list(arrays)
     if not is_stacked(arrays):
         return np.concatenate(arrays, axis=0)

@@ -159,7 +159,7 @@ def record_schedule(where: str, record_every, T: int, n_samples: int, samples_pe
     """The recording period of a trainer run: ``record_every`` itself (an int >= 1; 1 = every round),
     or for ``"auto"`` (the trainers' default) ceil(AUTO_RECORD_FACTOR * n / w) capped at T, so that the
     history (f, ||grad f||, error: a pass over all n samples per record) costs about 5% of training
-    that reads w samples per round (issue 16: the history must cost less than the training). Rounds
+    that reads w samples per round (the history must cost less than the training). Rounds
     0 and T are always recorded. Both twins compute it with this function."""
     if isinstance(record_every, str):
         if record_every != "auto":

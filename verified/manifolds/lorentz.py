@@ -213,7 +213,9 @@ def _exp_into(x, v, out):
 
 
 @njit(cache=True, inline="always")
-def _log_into(x, y, out):
+def log_into(x, y, out):
+    """Log_x(y) written into ``out`` (no allocation): the kernel of ``log_kernel``, also called by the
+    fused loops per sample."""
     c0, h = _chord_c0_h(x, y)
     a = t_over_sinh_kernel(chord_to_dist_kernel(2.0 * h))
     s = 0.0
@@ -261,7 +263,7 @@ def exp_kernel(x, v):
 @njit(cache=True)
 def log_kernel(x, y):
     out = np.empty(x.shape[0])
-    _log_into(x, y, out)
+    log_into(x, y, out)
     return out
 
 
@@ -316,7 +318,7 @@ def exp_batch(X, V):
 def log_batch(X, Y):
     out = np.empty_like(X)
     for i in range(X.shape[0]):
-        _log_into(X[i], Y[i], out[i])
+        log_into(X[i], Y[i], out[i])
     return out
 
 
