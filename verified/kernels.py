@@ -56,10 +56,7 @@ def matmul_kernel(a, b):
 def dot_kernel(a, b):
     """sum_k a[k] b[k] (1-D, same length) in four interleaved partial sums ((s0 + s1) + (s2 + s3))."""
     n = a.shape[0]
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
+    s0 = s1 = s2 = s3 = 0.0
     k = 0
     while k + 4 <= n:
         s0 += a[k] * b[k]
@@ -77,14 +74,8 @@ def dot_kernel(a, b):
 def dot_and_square_kernel(z, x):
     """(z^T x, z^T z) in one pass over z (four partial sums each, as :func:`dot_kernel`)."""
     n = z.shape[0]
-    a0 = 0.0
-    a1 = 0.0
-    a2 = 0.0
-    a3 = 0.0
-    q0 = 0.0
-    q1 = 0.0
-    q2 = 0.0
-    q3 = 0.0
+    a0 = a1 = a2 = a3 = 0.0
+    q0 = q1 = q2 = q3 = 0.0
     k = 0
     while k + 4 <= n:
         z0 = z[k]

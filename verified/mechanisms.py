@@ -46,8 +46,10 @@ __all__ = list(_ref.__all__) + [
     "sample_tangent_gaussian_kernel",
     "sample_tangent_gaussian_batch_kernel",
     "spd_sample_kernel",
+    "sym_from_upper_kernel",
     "mh_chain_kernel",
     "clip_kernel",
+    "clip_factor_kernel",
 ]
 
 
@@ -90,6 +92,14 @@ def spd_sample_kernel(rng, x, sigma):
     r = np.sqrt(w)
     xh = _sym((q * r) @ q.T)
     z = sigma * rng.standard_normal(n * (n + 1) // 2)
+    return _sym(xh @ sym_from_upper_kernel(z, n) @ xh)
+
+
+@njit(cache=True, inline="always")
+def sym_from_upper_kernel(z, n):
+    """The symmetric n x n matrix S with S_ii = z_k, S_ij = S_ji = z_k / sqrt(2) (i < j), k running over
+    the upper triangle row by row (the coordinates of the SPD noise; reference:
+    sample_tangent_gaussian_spd)."""
     s = np.empty((n, n))
     c = 1.0 / math.sqrt(2.0)
     k = 0
@@ -101,7 +111,7 @@ def spd_sample_kernel(rng, x, sigma):
                 s[i, j] = c * z[k]
                 s[j, i] = s[i, j]
             k += 1
-    return _sym(xh @ s @ xh)
+    return s
 
 
 @njit(cache=True)
@@ -140,6 +150,15 @@ def clip_kernel(v, norm_v, tau):
     if f > 1.0:
         f = 1.0
     return f * v
+
+
+@njit(cache=True, inline="always")
+def clip_factor_kernel(norm_v, tau):
+    """min{1, tau/||v||_x}, 1 at a zero gradient and for tau = inf (the factor of :func:`clip_kernel`,
+    for the fused loops that scale in place)."""
+    if tau != math.inf and norm_v != 0.0 and tau / norm_v < 1.0:
+        return tau / norm_v
+    return 1.0
 
 
 # ---------------------------------------------------------------------------- wrappers

@@ -23,30 +23,37 @@ from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as _ReferenceSti
 from prirfed.verified.manifolds.stiefel import Stiefel
 
 __all__ = ["StiefelKPCA", "stiefel_kpca_rgrad_kernel", "stiefel_kpca_rgrad_batch_kernel",
-           "stiefel_kpca_rgrad_mean_kernel", "stiefel_proj_kernel"]
+           "stiefel_kpca_rgrad_mean_kernel", "stiefel_proj_kernel", "stiefel_proj_into"]
 
 
 @njit(cache=True)
 def stiefel_proj_kernel(X, G):
     """P_X(G) = G - X sym(X^T G) (reference: StiefelKPCA._rgrad_ij / _rgrad_i, Stiefel.proj)."""
+    out = G.copy()
+    stiefel_proj_into(X, out)
+    return out
+
+
+@njit(cache=True, inline="always")
+def stiefel_proj_into(X, out):
+    """out <- P_X(out) = out - X sym(X^T out), in place (the fused loops' Stiefel noise; reference:
+    Stiefel.proj)."""
     d, r = X.shape
     S = np.zeros((r, r))
     for l in range(d):
         for a in range(r):
             t = X[l, a]
             for b in range(r):
-                S[a, b] += t * G[l, b]
+                S[a, b] += t * out[l, b]
     H = np.empty((r, r))
     for a in range(r):
         for b in range(r):
             H[a, b] = 0.5 * (S[a, b] + S[b, a])
-    out = G.copy()
     for l in range(d):
         for a in range(r):
             t = X[l, a]
             for b in range(r):
                 out[l, b] -= t * H[a, b]
-    return out
 
 
 @njit(cache=True)

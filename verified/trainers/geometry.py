@@ -18,7 +18,9 @@ loads) only what it uses. Nothing is passed as a function argument (which would 
 cache) and nothing is decided per call in Python. The functions here are stubs for compiled code:
 called from Python they raise ``TypeError``.
 
-Written once, on top of the dispatched functions: :func:`clip_or_identity` (clip_tau of 000
+Written once, on top of the dispatched functions: :func:`full_grad`, the generic
+:func:`agent_grad_by_samples` and :func:`record_by_samples` (for a family without its own
+``agent_grad`` / ``record``: it gives ``f_sample`` and ``dist`` instead), :func:`clip_or_identity` (clip_tau of 000
 Algorithm 2 line 4) and :func:`aggregate` (the server step: tangent mean (3.2) / (8), or the Karcher
 mean (3.1) / (7) by the iteration of the reference ``karcher_mean``).
 Proofs note: ``proofs_notes/verified_trainers.md``.
@@ -40,7 +42,8 @@ from .codes import AGG_TANGENT, KARCHER_MAX_ITER, KARCHER_TOL
 from .families import LorentzDims, SPDDims, SphereDims, SphereRetrDims, StiefelDims, StiefelRetrDims
 
 __all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
-           "full_grad", "record", "clip_or_identity", "aggregate", "FAMILIES", "FAMILY_FUNCTIONS", "family_of"]
+           "record", "f_sample", "dist", "full_grad", "agent_grad_by_samples", "record_by_samples", "clip_or_identity",
+           "aggregate", "noisy_clipped_mean_into", "FAMILIES", "FAMILY_FUNCTIONS", "GENERIC", "family_of", "kernel_call"]
 
 #: dims class -> (module, suffix of the maps variant)
 FAMILIES = {
@@ -106,29 +109,66 @@ def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
     _compiled_only("agent_grad")
 
 
-def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
-    """grad f(x) = sum_i p_i grad f_i(x)."""
-    _compiled_only("full_grad")
-
-
 def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     """(f(x), ||grad f(x)||_x, error to the optimum) for the history (NaN error if xstar is empty)."""
     _compiled_only("record")
 
 
+def f_sample(dims, x, Z, row, c):
+    """f_ij(x) of the sample in row ``row`` with scale c (families without their own ``record``)."""
+    _compiled_only("f_sample")
+
+
+def dist(dims, x, y):
+    """dist(x, y), the error to the optimum (families without their own ``record``)."""
+    _compiled_only("dist")
+
+
 FAMILY_FUNCTIONS = ("exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
-                    "full_grad", "record")
+                    "record", "f_sample", "dist")
+
+#: functions a family may leave out: the generic form below (written on the family's other functions)
+#: is compiled instead
+GENERIC = ("agent_grad", "record")
+
+
+def kernel_call(name, kernel):
+    """The implementation of the map ``name`` (exp, log, transp, norm) that calls a manifold kernel
+    with the loop's arguments but ``dims`` (for a family's ``KERNELS``: no wrapper written per family)."""
+    if name in ("exp", "norm"):
+        def call(dims, x, v):
+            return kernel(x, v)
+    elif name == "log":
+        def call(dims, x, y):
+            return kernel(x, y)
+    elif name == "transp":
+        def call(dims, x, y, v):
+            return kernel(x, y, v)
+    else:
+        raise TypeError(f"prirfed.verified.trainers.geometry.kernel_call: {name!r} is not a map of KERNELS "
+                        f"(exp, log, transp, norm)")
+    return call
 
 
 def _register(name):
     """The overload of the stub ``name``: the function of the same name (or ``name + suffix``) in the
-    module that the class of ``dims`` selects (its Python source, compiled inside the loop)."""
+    module that the class of ``dims`` selects (its Python source, compiled inside the loop), the
+    module's kernel of that name in its ``KERNELS`` (:func:`kernel_call`), or the generic form of
+    :data:`GENERIC` when the module has none."""
     stub = globals()[name]
 
     def choose(*args):
         module, suffix = family_of(args[0])
-        fn = getattr(module, name + suffix, None) if suffix else None
-        return (fn or getattr(module, name)).py_func
+        kernels = getattr(module, "KERNELS", {})
+        for key in (name + suffix, name):
+            if key in kernels:
+                return kernel_call(name, kernels[key])
+            fn = getattr(module, key, None)
+            if fn is not None:
+                return fn.py_func
+        if name not in GENERIC:
+            raise TypeError(f"prirfed.verified.trainers.geometry: the family {module.__name__} has no {name!r}")
+        return globals()[name + "_by_samples"].py_func
 
     choose.__signature__ = inspect.signature(stub)
     overload(stub)(choose)
@@ -136,6 +176,64 @@ def _register(name):
 
 for _name in FAMILY_FUNCTIONS:
     _register(_name)
+
+
+@njit(cache=True, inline="always")
+def agent_grad_by_samples(dims, x, Z, C, offsets, sizes, A, i):
+    """grad f_i(x) = (1/N_i) sum_j grad f_ij(x), summed in order (reference: FederatedProblem._rgrad_i)."""
+    off = offsets[i]
+    g = np.zeros(x.shape[0])
+    for j in range(sizes[i]):
+        g += grad_sample(dims, x, Z, off + j, C[off + j])
+    return g / sizes[i]
+
+
+@njit(cache=True, inline="always")
+def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
+    """grad f(x) = sum_i p_i grad f_i(x) (000 (2.1))."""
+    g = np.zeros(x.shape[0])
+    for i in range(sizes.shape[0]):
+        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
+    return g
+
+
+@njit(cache=True)
+def record_by_samples(dims, x, Z, C, offsets, sizes, A, ps, xstar):
+    """(f(x), ||grad f(x)||_x, dist(x, x*)) in one pass over the samples (reference: History.record;
+    f = sum_i p_i (1/N_i) sum_j f_ij(x), grad f summed as :func:`full_grad` sums it; NaN error if x*
+    is unknown: empty)."""
+    f = 0.0
+    g = np.zeros(x.shape[0])
+    for i in range(sizes.shape[0]):
+        off = offsets[i]
+        fi = 0.0
+        gi = np.zeros(x.shape[0])
+        for j in range(off, off + sizes[i]):
+            fi += f_sample(dims, x, Z, j, C[j])
+            gi += grad_sample(dims, x, Z, j, C[j])
+        f += ps[i] * (fi / sizes[i])
+        g += ps[i] * (gi / sizes[i])
+    err = math.nan
+    if xstar.shape[0] == x.shape[0]:
+        err = dist(dims, x, xstar)
+    return f, norm(dims, x, g), err
+
+
+@njit(cache=True, inline="always")
+def noisy_clipped_mean_into(dims, x, Z, C, perm, off, b, tau, sigma, st, mean, work, eps):
+    """mean <- (1/b) sum_{q < b} clip_tau(grad f_{off + perm[q]}(x)) + eps, eps ~ N_x(0, sigma^2) read
+    from the stream ``st`` after the batch (none for sigma = 0): the private gradient of one step of
+    DP-RSGD (000 Algorithm 2 lines 3-5) and of DP-RGD (001 Algorithm 1), in place."""
+    D = mean.shape[0]
+    mean[:] = 0.0
+    for q in range(b):
+        add_clipped_grad(dims, x, Z, C, off + perm[q], tau, mean, work)
+    for j in range(D):
+        mean[j] = mean[j] / b
+    if sigma != 0.0:
+        noise_into(dims, x, sigma, st, eps)
+        for j in range(D):
+            mean[j] = mean[j] + eps[j]
 
 
 @njit(cache=True, inline="always")

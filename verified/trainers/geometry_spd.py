@@ -18,11 +18,11 @@ import numpy as np
 from numba import njit
 
 from prirfed.verified.manifolds import spd as vspd
+from prirfed.verified.mechanisms import clip_factor_kernel, sym_from_upper_kernel
 from prirfed.verified.problems.spd_frechet import spd_frechet_rgrad_kernel
 from prirfed.verified.randomness import normals_into
 
-__all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
-           "full_grad", "record"]
+__all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "f_sample", "dist"]
 
 
 @njit(cache=True, inline="always")
@@ -61,18 +61,7 @@ def noise_into(dims, x, sigma, st, out):
     z = np.empty(n * (n + 1) // 2)
     normals_into(st, z, sigma)
     Xh, _ = vspd.sqrtm_and_invsqrtm_kernel(x.reshape((n, n)))
-    S = np.empty((n, n))
-    c = 1.0 / math.sqrt(2.0)
-    k = 0
-    for i in range(n):
-        for j in range(i, n):
-            if i == j:
-                S[i, i] = z[k]
-            else:
-                S[i, j] = c * z[k]
-                S[j, i] = S[i, j]
-            k += 1
-    xi = Xh @ S @ Xh
+    xi = Xh @ sym_from_upper_kernel(z, n) @ Xh
     for i in range(n):
         for j in range(n):
             out[i * n + j] = 0.5 * (xi[i, j] + xi[j, i])
@@ -84,11 +73,7 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
     n = dims[0]
     X = x.reshape((n, n))
     g = spd_frechet_rgrad_kernel(X, Z[row].reshape((n, n)), C[row]).ravel()
-    f = 1.0
-    if tau != math.inf:
-        nrm = vspd.norm_kernel(X, g.reshape((n, n)))
-        if nrm != 0.0 and tau / nrm < 1.0:
-            f = tau / nrm
+    f = clip_factor_kernel(vspd.norm_kernel(X, g.reshape((n, n))) if tau != math.inf else 0.0, tau)
     for k in range(g.shape[0]):
         acc[k] += f * g[k]
 
@@ -101,40 +86,15 @@ def grad_sample(dims, x, Z, row, c):
 
 
 @njit(cache=True, inline="always")
-def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
-    """grad f_i(X) = (1/N_i) sum_j grad f_ij(X), summed in order."""
-    off = offsets[i]
-    g = np.zeros(x.shape[0])
-    for j in range(sizes[i]):
-        g += grad_sample(dims, x, Z, off + j, C[off + j])
-    return g / sizes[i]
+def f_sample(dims, x, Z, row, c):
+    """f_ij(X) = c dist^2(X, Z_ij) (the history; reference: SPDFrechetMean)."""
+    n = dims[0]
+    d = vspd.dist_kernel(x.reshape((n, n)), Z[row].reshape((n, n)))
+    return c * (d * d)
 
 
 @njit(cache=True, inline="always")
-def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
-    """grad f(X) = sum_i p_i grad f_i(X)."""
-    g = np.zeros(x.shape[0])
-    for i in range(sizes.shape[0]):
-        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
-    return g
-
-
-@njit(cache=True)
-def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
-    """(f(X), ||grad f(X)||_X, dist(X, X*)) (reference: History.record; f = sum_i p_i (1/N_i)
-    sum_j c dist^2(X, Z_ij); NaN error if X* is unknown: empty)."""
+def dist(dims, x, y):
+    """dist(X, Y), affine-invariant (the error to X*)."""
     n = dims[0]
-    X = x.reshape((n, n))
-    f = 0.0
-    for i in range(sizes.shape[0]):
-        off = offsets[i]
-        fi = 0.0
-        for j in range(off, off + sizes[i]):
-            d = vspd.dist_kernel(X, Z[j].reshape((n, n)))
-            fi += C[j] * (d * d)
-        f += ps[i] * (fi / sizes[i])
-    gnorm = norm(dims, x, full_grad(dims, x, Z, C, offsets, sizes, A, ps))
-    err = math.nan
-    if xstar.shape[0] == x.shape[0]:
-        err = vspd.dist_kernel(X, xstar.reshape((n, n)))
-    return f, gnorm, err
+    return vspd.dist_kernel(x.reshape((n, n)), y.reshape((n, n)))

@@ -26,42 +26,20 @@ from prirfed.verified.manifolds import sphere as vsphere
 from prirfed.verified.problems.sphere_pca import sphere_pca_rgrad_kernel, sphere_pca_rgrad_mean_kernel
 from prirfed.verified.randomness import normals_into
 
-__all__ = ["exp", "exp_retr", "log", "log_retr", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample",
-           "agent_grad", "full_grad", "record"]
+__all__ = ["KERNELS", "norm", "noise_into", "add_clipped_grad", "grad_sample",
+           "agent_grad", "record"]
 
 #: below this ratio ||z - a x||^2 / ||z||^2 the one-pass formula ||z||^2 - a^2 cancels too much, and
 #: the norm is recomputed by an exact second pass
 CANCELLATION = 1e-8
 
 
-@njit(cache=True, inline="always")
-def exp(dims, x, v):
-    """Exp_x(v) = cos(t) x + sinc(t) v, t = ||v||."""
-    return vsphere.exp_kernel(x, v)
-
-
-@njit(cache=True, inline="always")
-def exp_retr(dims, x, v):
-    """R_x(v) = (x + v)/||x + v|| (maps="retraction")."""
-    return vsphere.retr_kernel(x, v)
-
-
-@njit(cache=True, inline="always")
-def log(dims, x, y):
-    """Exp_x^{-1}(y)."""
-    return vsphere.log_kernel(x, y)
-
-
-@njit(cache=True, inline="always")
-def log_retr(dims, x, y):
-    """R_x^{-1}(y) (maps="retraction")."""
-    return vsphere.inv_retr_kernel(x, y)
-
-
-@njit(cache=True, inline="always")
-def transp(dims, x, y, v):
-    """Parallel transport Gamma_x^y v (also under the retraction, as reference Retracted)."""
-    return vsphere.transp_kernel(x, y, v)
+#: the maps that are a manifold kernel as it stands (geometry.py calls it with the loop's arguments):
+#: Exp_x(v) = cos(t) x + sinc(t) v (t = ||v||), Exp_x^{-1}(y), parallel transport Gamma_x^y v (also
+#: under the retraction, as reference Retracted); the retraction R_x(v) = (x + v)/||x + v|| and its
+#: inverse (maps="retraction")
+KERNELS = dict(exp=vsphere.exp_kernel, exp_retr=vsphere.retr_kernel, log=vsphere.log_kernel,
+               log_retr=vsphere.inv_retr_kernel, transp=vsphere.transp_kernel)
 
 
 @njit(cache=True, inline="always")
@@ -117,15 +95,6 @@ def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
     """grad f_i(x) = P_x(-(2 c_i / N_i) Z_i^T (Z_i x)) (reference: SpherePCA._rgrad_i)."""
     off = offsets[i]
     return sphere_pca_rgrad_mean_kernel(x, Z[off:off + sizes[i]], C[off])
-
-
-@njit(cache=True, inline="always")
-def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
-    """grad f(x) = sum_i p_i grad f_i(x) (000 (2.1))."""
-    g = np.zeros(x.shape[0])
-    for i in range(sizes.shape[0]):
-        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
-    return g
 
 
 @njit(cache=True)

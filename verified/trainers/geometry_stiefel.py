@@ -30,32 +30,38 @@ from prirfed.verified.manifolds import stiefel as vst
 from prirfed.verified.problems.stiefel_kpca import (
     stiefel_kpca_rgrad_kernel,
     stiefel_kpca_rgrad_mean_kernel,
+    stiefel_proj_into,
     stiefel_proj_kernel,
 )
 from prirfed.verified.randomness import normals_into
 
-__all__ = ["exp", "exp_retr", "log", "log_retr", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample",
-           "agent_grad", "full_grad", "record"]
+__all__ = ["step_matrix", "exp", "exp_retr", "log", "log_retr", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample",
+           "agent_grad", "record"]
 
 STEP_OVERFLOW = "Stiefel (verified loops): a step V has ||V||_F^2 not finite (the steps overflow: reduce the step size)"
 
 
 @njit(cache=True, inline="always")
-def exp(dims, x, v):
-    """Exp_X(V); a step whose ||V||^2 overflows raises (LAPACK would otherwise see infinities)."""
-    d, r = dims
+def step_matrix(dims, v):
+    """The step V as a d x r matrix; a step whose ||V||^2 overflows raises (LAPACK would otherwise see
+    infinities)."""
     if not math.isfinite(np.sum(v * v)):
         raise ValueError(STEP_OVERFLOW)
-    return vst.exp_kernel(x.reshape((d, r)), v.reshape((d, r))).ravel()
+    return v.reshape((dims[0], dims[1]))
+
+
+@njit(cache=True, inline="always")
+def exp(dims, x, v):
+    """Exp_X(V)."""
+    return vst.exp_kernel(x.reshape((dims[0], dims[1])), step_matrix(dims, v)).ravel()
 
 
 @njit(cache=True, inline="always")
 def exp_retr(dims, x, v):
     """The polar retraction R_X(V) (maps="retraction")."""
     d, r = dims
-    if not math.isfinite(np.sum(v * v)):
-        raise ValueError(STEP_OVERFLOW)
-    return vst.retr_polar_kernel(x.reshape((d, r)), v.reshape((d, r))).ravel()
+    V = step_matrix(dims, v)
+    return vst.retr_polar_kernel(x.reshape((d, r)), V).ravel()
 
 
 @njit(cache=True, inline="always")
@@ -92,23 +98,7 @@ def noise_into(dims, x, sigma, st, out):
     (reference: mechanisms.sample_tangent_gaussian_closed_form, the Stiefel branch)."""
     d, r = dims
     normals_into(st, out, sigma)
-    G = out.reshape((d, r))
-    X = x.reshape((d, r))
-    S = np.zeros((r, r))
-    for l in range(d):
-        for a in range(r):
-            t = X[l, a]
-            for b in range(r):
-                S[a, b] += t * G[l, b]
-    H = np.empty((r, r))
-    for a in range(r):
-        for b in range(r):
-            H[a, b] = 0.5 * (S[a, b] + S[b, a])
-    for l in range(d):
-        for a in range(r):
-            t = X[l, a]
-            for b in range(r):
-                G[l, b] -= t * H[a, b]
+    stiefel_proj_into(x.reshape((d, r)), out.reshape((d, r)))
 
 
 @njit(cache=True, inline="always")
@@ -159,16 +149,6 @@ def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
     """grad f_i(X) = P_X(-A_i X) (reference: StiefelKPCA._rgrad_i)."""
     d, r = dims
     return stiefel_kpca_rgrad_mean_kernel(x.reshape((d, r)), A[i]).ravel()
-
-
-@njit(cache=True, inline="always")
-def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
-    """grad f(X) = P_X(sum_i p_i grad f_i(X)) (reference: FederatedProblem._rgrad)."""
-    d, r = dims
-    g = np.zeros(x.shape[0])
-    for i in range(ps.shape[0]):
-        g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
-    return stiefel_proj_kernel(x.reshape((d, r)), g.reshape((d, r))).ravel()
 
 
 @njit(cache=True)

@@ -37,7 +37,7 @@ from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
 
 from .arrays import problem_arrays
 from .codes import LOCAL_DP_RSGD, LOCAL_DP_RSVRG
-from .geometry import add_clipped_grad, clip_or_identity, exp, grad_sample, noise_into, transp
+from .geometry import add_clipped_grad, clip_or_identity, exp, grad_sample, noise_into, noisy_clipped_mean_into, transp
 
 __all__ = ["dp_rsgd_local", "dp_rsvrg_local", "agent_update", "agents_round", "dp_rsgd_agent", "dp_rsvrg_agent",
            "NOT_FINITE"]
@@ -59,15 +59,7 @@ def dp_rsgd_agent(dims, Z, C, off, N_i, x, K, b, sigma, tau, alpha, st, option):
     eps = np.empty(D)
     for k in range(K):
         fisher_yates_into(st, perm, N_i, b)
-        mean[:] = 0.0
-        for q in range(b):
-            add_clipped_grad(dims, xk, Z, C, off + perm[q], tau, mean, work)
-        for j in range(D):
-            mean[j] = mean[j] / b
-        if sigma != 0.0:
-            noise_into(dims, xk, sigma, st, eps)
-            for j in range(D):
-                mean[j] = mean[j] + eps[j]
+        noisy_clipped_mean_into(dims, xk, Z, C, perm, off, b, tau, sigma, st, mean, work, eps)
         xk = exp(dims, xk, -alpha * mean)
         if not all_finite_kernel(xk):
             raise ValueError(NOT_FINITE)

@@ -40,7 +40,7 @@ from prirfed.verified.kernels import all_finite_kernel
 from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
 
 from .arrays import flat_start, fused_settings_only, history_of, history_optimum, problem_arrays
-from .geometry import add_clipped_grad, exp, full_grad, log, noise_into, norm
+from .geometry import exp, full_grad, log, noisy_clipped_mean_into, norm
 from .records import count_records, keep_round, recorded_rounds, start_rounds, write_record
 from .warm import compiling
 
@@ -104,15 +104,7 @@ def dp_rgd_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, alphas, key, b,
             its[t] = w
         st = open_stream(key, ROLE_AGENT, t, 0)
         fisher_yates_into(st, perm, n_samples, b)
-        mean[:] = 0.0
-        for q in range(b):
-            add_clipped_grad(dims, w, Z, C, perm[q], tau, mean, work)
-        for j in range(D):
-            mean[j] = mean[j] / b
-        if sigma != 0.0:
-            noise_into(dims, w, sigma, st, eps)
-            for j in range(D):
-                mean[j] = mean[j] + eps[j]
+        noisy_clipped_mean_into(dims, w, Z, C, perm, 0, b, tau, sigma, st, mean, work, eps)
         w = exp(dims, w, -alphas[t] * mean)
         if not all_finite_kernel(w):
             raise ValueError("dp_rgd (verified): an iterate is not finite (the steps overflow: reduce alpha or clip)")
