@@ -67,3 +67,37 @@ def test_an_edited_kernel_in_another_file_is_picked_up_by_a_fresh_process(tmp_pa
     third = probe(tmp_path)
     assert third["misses"] == 1, "the edit must invalidate the cached function of the other file"
     assert third["value"] == pytest.approx(5.0 * math.sqrt(2.0), rel=1e-15)
+
+
+ANNOUNCE = """
+import numpy as np
+from prirfed.verified.trainers import geometry_sphere as g
+from prirfed.verified.trainers.families import SphereDims
+from prirfed.verified.trainers.warm import compiling
+dims = SphereDims(3)
+with compiling(g.norm, dims):
+    g.norm(dims, np.array([1.0, 0.0, 0.0]), np.array([0.0, 3.0, 4.0]))
+"""
+
+
+def announce(tmp: Path) -> str:
+    env = dict(os.environ, PYTHONPATH=str(tmp), PYTHONDONTWRITEBYTECODE="1")
+    res = subprocess.run([sys.executable, "-c", ANNOUNCE], capture_output=True, text=True, env=env, cwd=str(tmp),
+                         timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stderr
+
+
+@pytest.mark.slow
+def test_the_cold_start_message_comes_before_a_compile_and_again_after_an_edit(tmp_path):
+    """The message of warm.compiling ("compiling the fused sphere loops once ...; cached in DIR") is
+    printed by a fresh process with an empty cache, not by the next one (the cache serves it), and
+    again after a source edit (the marker is stamped with the sources' hash, as the cache index)."""
+    pkg = copy_package(tmp_path)
+    first = announce(tmp_path)
+    assert "prirfed: compiling the fused sphere loops once (norm, about" in first, first
+    assert "of CPU); cached in " in first, first
+    assert "prirfed: compiling" not in announce(tmp_path)
+    kernels = pkg / "verified" / "kernels.py"
+    kernels.write_text(kernels.read_text() + "\n# an edit\n")
+    assert "prirfed: compiling the fused sphere loops once" in announce(tmp_path)
