@@ -110,7 +110,8 @@ def test_dp_rgd_output_3_is_the_running_mean_on_euclidean(seed, T):
 
     P, rng = euclidean_problem(seed)
     x0 = rng.standard_normal(3)
-    r = dp_rgd(P, x0, 0.3, T, b=2, sigma=0.5, rng=np.random.default_rng(seed), output=3, keep_iterates=True)
+    r = dp_rgd(P, x0, 0.3, T, b=2, sigma=0.5, rng=np.random.default_rng(seed), output=3, keep_iterates=True,
+               record_every=1)
     W = np.array(r.history.iterates[1:])
     np.testing.assert_allclose(r.x, W.mean(axis=0), rtol=1e-10, atol=1e-10)
     s = dp_rgd(P, x0, 0.3, T, b=2, sigma=0.5, rng=np.random.default_rng(seed), output=3, averaging="strongly_convex",
