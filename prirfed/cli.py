@@ -425,6 +425,12 @@ DESCRIPTIONS: dict[str, tuple[str, list[str]]] = {
         "same outputs as `prirfed reproduce`.",
         ["prirfed run examples/sphere_pca_prirfed.toml --out outputs/run",
          "prirfed run examples/sphere_pca_prirfed.toml --backend reference --resume --out outputs/run"]),
+    "warmup": (
+        "Compile the fused loops of the verified backend ahead of time, so that the first verified run does "
+        "not pay for it: each geometry's loops compile once per machine (tens of seconds of CPU each) and "
+        "Numba's on-disk cache serves every later process until the sources change.",
+        ["prirfed warmup --geometry sphere",
+         "prirfed warmup"]),
 }
 
 

@@ -2,7 +2,8 @@
 
 Every subcommand has a description and examples; every option has a help text that shows its
 default (or says it is required); the examples of the cheap commands run, and those of
-``reproduce`` and ``run`` parse and name an experiment or a configuration file that exists;
+``reproduce`` and ``run`` parse and name an experiment or a configuration file that exists (those
+of ``warmup`` parse);
 no paper is named by an internal code; ``--version`` prints the installed version.
 """
 
@@ -119,6 +120,9 @@ def test_the_examples_of_reproduce_and_run_parse_and_name_what_exists():
     for ex in examples(help_text("run")):
         args = parser.parse_args(shlex.split(ex)[1:])
         assert (ROOT / args.config).is_file(), ex
+    for ex in examples(help_text("warmup")):  # parsed only: a cold compile takes minutes
+        args = parser.parse_args(shlex.split(ex)[1:])
+        assert args.command == "warmup", ex
 
 
 def test_no_paper_code_in_help_list_or_privacy_table():
