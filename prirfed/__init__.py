@@ -18,7 +18,14 @@ fallback for settings they refuse. Everything is imported on first use (PEP 562)
 ``prirfed.experiments`` and the ``prirfed`` command (ARCHITECTURE.md).
 """
 
+import os
 from importlib import import_module
+
+# The verified trainers run the agents of a round in parallel (Numba's OpenMP layer). OpenMP threads
+# wait for work by spinning unless told otherwise: on a shared or oversubscribed machine that cost
+# 10x the CPU of the round (benchmarks/RESULTS.md, "Threads"). Passive waiting, unless the user has
+# chosen a policy; set before any OpenMP runtime starts (importing prirfed.verified imports this first).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
 

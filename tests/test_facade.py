@@ -8,6 +8,7 @@ trainer (still no Numba: only ``pr.trainers("verified")`` reaches the compiled t
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -54,3 +55,23 @@ def test_import_prirfed_loads_no_numba_and_compiles_nothing():
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["after_import"] == []
     assert out["after_run"] == []
+
+
+WAIT = """
+import json, os, sys
+import prirfed
+print(json.dumps(os.environ.get("OMP_WAIT_POLICY")))
+"""
+
+
+@pytest.mark.parametrize("given, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_import_prirfed_makes_openmp_wait_passively_unless_the_user_chose(given, expected):
+    """The parallel agents of a round run on Numba's OpenMP layer, whose threads spin while waiting
+    by default (10x the CPU on a loaded machine: benchmarks/RESULTS.md); prirfed sets the passive
+    policy before any OpenMP runtime starts, and keeps a policy the user has set."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    res = subprocess.run([sys.executable, "-c", WAIT], capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout.strip().splitlines()[-1]) == expected
