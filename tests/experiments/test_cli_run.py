@@ -171,9 +171,10 @@ def test_toml_backend_runs_unless_the_command_line_names_one(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text("\n".join(f"[{sec}]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in body.items())
                               for sec, body in doc.items()))
-    out = tmp_path / "o"
-    assert cli.main(["run", str(path), "--out", str(out), "--no-progress"], out=io.StringIO()) == 0
-    assert json.loads((out / "config.json").read_text())["backend"] == "reference"
+    for flag, used in (([], "reference"), (["--backend", "verified"], "verified")):
+        out = tmp_path / used
+        assert cli.main(["run", str(path), "--out", str(out), "--no-progress", *flag], out=io.StringIO()) == 0
+        assert json.loads((out / "config.json").read_text())["config"]["backend"] == used
     for ex in EXAMPLES.glob("*.toml"):
         assert tomllib.loads(ex.read_text())["run"]["backend"] in ("reference", "verified"), ex.name
 
