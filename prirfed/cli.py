@@ -245,6 +245,9 @@ def _add_common_run_options(p: argparse.ArgumentParser, backend_default: str | N
     p.add_argument("--dask-scheduler", dest="dask_scheduler", default=None, metavar="ADDRESS",
                    help="run the trials on a Dask cluster (needs pip install 'prirfed[dask]'; default: none, run locally)")
     p.add_argument("--resume", action="store_true", help="keep finished trials of the same configuration in --out")
+    p.add_argument("--overwrite", action="store_true",
+                   help="use a non-empty --out: its contents are first moved into the sibling folder OUT.old-TIMESTAMP "
+                        "(nothing is deleted)")
     p.add_argument("--backend", choices=("reference", "verified"), default=backend_default,
                    help="implementation that runs the trials: verified (Numba) or reference (NumPy), equal results"
                    + ("" if backend_default else " (default: the TOML's [run] backend, itself verified by default)"))
@@ -293,7 +296,8 @@ def _run_reproduce(args, out) -> int:
     mode = "quick" if args.quick else "tiny" if args.tiny else "full"
     overrides = parse_overrides(args.overrides)
     common = dict(mode=mode, seed=args.seed, workers=args.workers, resume=args.resume, backend=args.backend,
-                  progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler)
+                  progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler,
+                  overwrite=args.overwrite)
     if args.experiment == "all":
         if overrides:
             raise ValueError("--set applies to one experiment, not to `all`")
@@ -301,7 +305,8 @@ def _run_reproduce(args, out) -> int:
         r = reproduce_all(dest, **common)
         ok = [row for row in r["rows"] if row["status"] == "ok"]
         out.write(f"reproduce all: {len(ok)} of {len(r['rows'])} experiments ran; "
-                  f"{sum(row['shown'] for row in ok)} of {sum(row['total'] for row in ok)} claims shown; index in {r['index']}\n")
+                  f"{sum(row['shown'] for row in ok)} of {sum(row['total'] for row in ok)} claims shown; index in {r['index']}"
+                  f"{_moved(r)}\n")
         if r["failed"]:
             sys.stderr.write(f"prirfed reproduce: error: {len(r['failed'])} experiment(s) failed: {', '.join(r['failed'])} "
                              f"(see {r['index']})\n")
@@ -311,8 +316,12 @@ def _run_reproduce(args, out) -> int:
     r = reproduce(args.experiment, dest, overrides=overrides, **common)
     shown = sum(c.shown for c in r["checks"])
     out.write(f"{args.experiment}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} claims shown; "
-              f"outputs in {dest}: {', '.join(r['files'])}\n")
+              f"outputs in {dest}: {', '.join(r['files'])}{_moved(r)}\n")
     return 0
+
+
+def _moved(r: dict) -> str:
+    return f"; the folder's previous contents are in {r['moved_to']}" if r.get("moved_to") else ""
 
 
 def _add_run(p: argparse.ArgumentParser) -> None:
@@ -329,10 +338,11 @@ def _run_run(args, out) -> int:
 
     dest = args.out if args.out is not None else f"prirfed-results/run-{Path(args.config).stem}"
     r = run_toml(args.config, dest, workers=args.workers, resume=args.resume, backend=args.backend,
-                 progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler)
+                 progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler,
+                 overwrite=args.overwrite)
     shown = sum(c.shown for c in r["checks"])
     out.write(f"run {args.config}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} checks shown; "
-              f"outputs in {dest}: {', '.join(r['files'])}\n")
+              f"outputs in {dest}: {', '.join(r['files'])}{_moved(r)}\n")
     return 0
 
 
@@ -361,17 +371,12 @@ def _run_warmup(args, out) -> int:
 
 
 def _cli_errors(run: Callable) -> Callable:
-    """Run a subcommand with one-line errors: a ValueError's text is folded onto one line (and a
-    leading ``prirfed CMD: `` dropped, as :func:`main` adds it); Ctrl-C prints a hint and returns
-    130 (the finished trials are on disk)."""
+    """A run subcommand (``reproduce``, ``run``): Ctrl-C prints a hint and returns 130 (the finished
+    trials are on disk); every other failure is left to :func:`main`."""
 
     def wrapped(args, out):
         try:
             return run(args, out)
-        except ValueError as exc:
-            msg = " ".join(str(exc).split())
-            prefix = f"prirfed {args.command}: "
-            raise ValueError(msg[len(prefix):] if msg.startswith(prefix) else msg) from None
         except KeyboardInterrupt:
             sys.stderr.write(f"prirfed {args.command}: interrupted; finished trials are kept, rerun with --resume to skip them\n")
             return 130
@@ -463,6 +468,17 @@ def _examples(lines: list[str]) -> str:
     return "examples:\n" + "\n".join(f"  {ln}" for ln in lines)
 
 
+DEBUG_ENV = "PRIRFED_DEBUG"
+#: the longest error line printed (a longer message is cut, with the cut marked)
+MAX_ERROR_CHARS = 2000
+
+
+def _add_debug(p: argparse.ArgumentParser, default) -> None:
+    p.add_argument("--debug", action="store_true", default=default,
+                   help=f"on an error, print the Python traceback too (also: environment variable {DEBUG_ENV}=1; "
+                        "default: off)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from prirfed import __version__
 
@@ -474,23 +490,97 @@ def build_parser() -> argparse.ArgumentParser:
                + _examples(["prirfed list", "prirfed reproduce all --quick --out outputs", "prirfed privacy-table"]))
     parser.add_argument("--version", action="version", version=f"prirfed {__version__}",
                         help="print the version and exit")
+    _add_debug(parser, False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_, add, _) in SUBCOMMANDS.items():
         description, examples = DESCRIPTIONS.get(name, (help_, []))
-        add(sub.add_parser(name, help=help_, description=textwrap.fill(description, 79), formatter_class=_HelpFormatter,
-                           epilog=_examples(examples) if examples else None))
+        p = sub.add_parser(name, help=help_, description=textwrap.fill(description, 79), formatter_class=_HelpFormatter,
+                           epilog=_examples(examples) if examples else None)
+        add(p)
+        _add_debug(p, argparse.SUPPRESS)  # --debug after the subcommand too, without resetting one given before it
     return parser
 
 
+def _one_line(text: str, command: str) -> str:
+    msg = " ".join(str(text).split())
+    prefix = f"prirfed {command}: "
+    while msg.startswith(prefix):
+        msg = msg[len(prefix):]
+    if len(msg) > MAX_ERROR_CHARS:
+        msg = msg[:MAX_ERROR_CHARS] + f" ... [{len(msg) - MAX_ERROR_CHARS} more characters; --debug shows all]"
+    return msg
+
+
+def describe_failure(exc: BaseException, command: str) -> tuple[int, str]:
+    """(exit code, one-line message) of a failed subcommand: 2 for bad input (a ``ValueError``: a bad
+    setting, a refused output folder, a corrupt file under --resume), 1 for a runtime failure (the
+    output folder unwritable or full, a lock held by another run, a dead worker process, out of
+    memory, anything unexpected). The message names what failed and where; the notes the runner
+    attaches (``in trial 3 of NAME``) follow in parentheses."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from prirfed.experiments.outputs import OutputError
+
+    notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()) or ())
+    if isinstance(exc, ValueError):
+        return 2, _one_line(f"{exc}{notes}", command)
+    if isinstance(exc, OutputError):
+        return 1, _one_line(f"{exc}{notes}", command)
+    if isinstance(exc, BrokenProcessPool):
+        return 1, _one_line(f"a worker process died (killed, or out of memory){notes}; finished trials are kept: rerun "
+                            "with --resume", command)
+    if isinstance(exc, MemoryError):
+        what = str(exc) or "no details"
+        return 1, _one_line(f"out of memory{notes}: {what}; try smaller settings", command)
+    if isinstance(exc, OSError):
+        where = "" if exc.filename is None else f"{exc.filename}: "
+        if where and getattr(exc, "filename2", None) is not None:
+            where = f"{exc.filename} -> {exc.filename2}: "
+        return 1, _one_line(f"{where}{exc.strerror or exc}{notes}", command)
+    text = str(exc)
+    return 1, _one_line(f"{type(exc).__name__}{': ' + text if text else ''}{notes} (unexpected; rerun with --debug for "
+                        "the traceback and report it)", command)
+
+
 def main(argv: list[str] | None = None, out=None) -> int:
-    """Entry point; ``argv`` defaults to ``sys.argv[1:]``, output to ``sys.stdout``."""
+    """Entry point; ``argv`` defaults to ``sys.argv[1:]``, output to ``sys.stdout``.
+
+    Every failure is one line on stderr, ``prirfed CMD: error: ...``, with exit code 2 for bad input
+    and 1 for a runtime failure (:func:`describe_failure`); ``--debug`` (or ``PRIRFED_DEBUG=1``)
+    prints the traceback before that line."""
+    import os
+
     out = sys.stdout if out is None else out
     args = build_parser().parse_args(argv)
+    debug = bool(getattr(args, "debug", False)) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         return SUBCOMMANDS[args.command][2](args, out)
-    except ValueError as exc:
-        sys.stderr.write(f"prirfed {args.command}: error: {exc}\n")
-        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"prirfed {args.command}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # the reader of our output went away (`prirfed list | head -1`): nothing more to say to it
+        _silence_stdout()
+        return 1
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line and an exit code
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        code, line = describe_failure(exc, args.command)
+        sys.stderr.write(f"prirfed {args.command}: error: {line}\n")
+        return code
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,9 @@
 """What an experiment is made of: :class:`Experiment`, :class:`Check`, and the helpers every
 experiment module uses to write its outputs (CSV, figures) and to seed its trials.
 
+``write_csv`` and ``save_figure`` are :mod:`prirfed.experiments.outputs`' atomic writers (a file is
+replaced whole or not at all; no symbolic link in the output folder is followed).
+
 The experiment modules (``prirfed_fig1`` ... ``rfed_table1``) import this module, never the runner
 (:mod:`prirfed.experiments.framework`) or the registry (:mod:`prirfed.experiments.registry`), which
 import them: so the experiments package has no import circle.
@@ -9,7 +12,6 @@ Proofs note: ``proofs_notes/experiments.md``.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import sys
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+
+from .outputs import save_figure, write_csv  # noqa: F401 - the writers experiments import from here (atomic, no symlink followed)
 
 __all__ = ["Experiment", "experiment", "Check", "MODES", "BACKENDS", "config_hash", "trial_seeds", "write_csv", "mean_and_spread",
            "save_figure"]
@@ -71,29 +75,7 @@ def trial_seeds(seed: int, n_trials: int) -> list[np.random.SeedSequence]:
     return np.random.SeedSequence(seed).spawn(n_trials)
 
 
-def write_csv(path: Path, columns, rows) -> None:
-    """CSV with a header; floats written with ``repr`` (round-trip exact)."""
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(columns)
-        for r in rows:
-            w.writerow([repr(float(r[c])) if isinstance(r[c], (float, np.floating)) else r[c] for c in columns])
-
-
 def mean_and_spread(values) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof = 1; 0 for a single run) over runs."""
     v = np.asarray(values, dtype=np.float64)
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
-
-
-def save_figure(fig, out: Path, stem: str) -> list[str]:
-    """Save a matplotlib Figure as PNG and PDF (Agg canvas; no global pyplot state)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    FigureCanvasAgg(fig)
-    names = []
-    for ext in ("png", "pdf"):
-        p = out / f"{stem}.{ext}"
-        fig.savefig(p, format=ext, metadata={"CreationDate": None} if ext == "pdf" else None)
-        names.append(p.name)
-    return names

@@ -525,14 +525,14 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
 
 
 def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str | None = None, progress: bool = True,
-             calibrate: bool = False, dask_scheduler: str | None = None) -> dict:
+             calibrate: bool = False, dask_scheduler: str | None = None, overwrite: bool = False) -> dict:
     """``prirfed run``: :func:`experiment_from_toml` run by :func:`~prirfed.experiments.framework.reproduce`
-    with the TOML's [run] seed as the root seed. ``backend=None``: the TOML's [run] backend (default
-    "verified"). Returns reproduce's dict."""
+    with the TOML's [run] seed as the root seed (the output folder's rules: ``resume``, ``overwrite``,
+    see there). ``backend=None``: the TOML's [run] backend (default "verified"). Returns reproduce's dict."""
 
     exp = experiment_from_toml(path)
     cfg0 = exp.make_config("full", 0, "reference")
     seed = cfg0["seed"]
     backend = cfg0["run"]["backend"] if backend is None else backend
     return reproduce(exp, out, mode="full", seed=seed, workers=workers, resume=resume, backend=backend,
-                     progress=progress, calibrate=calibrate, dask_scheduler=dask_scheduler)
+                     progress=progress, calibrate=calibrate, dask_scheduler=dask_scheduler, overwrite=overwrite)

@@ -19,7 +19,7 @@ from .core import Experiment
 __all__ = ["EXPERIMENTS", "SUPPORT_MODULES"]
 
 #: modules of prirfed.experiments that are not experiments (never imported by the discovery)
-SUPPORT_MODULES = frozenset({"core", "framework", "registry", "custom", "validate", "privacy", "plots", "rfed_common",
+SUPPORT_MODULES = frozenset({"core", "framework", "registry", "outputs", "custom", "validate", "privacy", "plots", "rfed_common",
                              "spd_common", "hsp_common"})
 
 
