@@ -282,6 +282,8 @@ def parse_overrides(items) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set expects KEY=VALUE (got {item!r})")
+        if key.strip() in out:
+            raise ValueError(f"--set {key.strip()} given twice ({out[key.strip()]!r} and {value!r}); give it once")
         try:
             out[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
@@ -558,18 +560,24 @@ def main(argv: list[str] | None = None, out=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"prirfed {args.command}: interrupted\n")
         return 130
-    except BrokenPipeError:
-        # the reader of our output went away (`prirfed list | head -1`): nothing more to say to it
-        _silence_stdout()
-        return 1
+    except BrokenPipeError as exc:
+        if out is sys.stdout:
+            # the reader of our output went away (`prirfed list | head -1`): nothing more to say to it
+            _silence_stdout()
+            return 1
+        return _report_failure(exc, args.command, debug)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line and an exit code
-        if debug:
-            import traceback
+        return _report_failure(exc, args.command, debug)
 
-            traceback.print_exc()
-        code, line = describe_failure(exc, args.command)
-        sys.stderr.write(f"prirfed {args.command}: error: {line}\n")
-        return code
+
+def _report_failure(exc: BaseException, command: str, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    code, line = describe_failure(exc, command)
+    sys.stderr.write(f"prirfed {command}: error: {line}\n")
+    return code
 
 
 def _silence_stdout() -> None:

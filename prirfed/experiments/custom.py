@@ -9,7 +9,11 @@ This module defines no module-level ``EXPERIMENT`` (it is not a paper experiment
 list`` and ``reproduce all`` do not show it).
 
 Schema (every section and key is checked; an unknown key is an error naming the section, the
-key and the allowed keys; examples in ``examples/*.toml``)::
+key and the allowed keys; examples in ``examples/*.toml``). Types are never converted: a
+boolean is not a number, the string ``"0.1"`` is not a number, a TOML date or time is no setting,
+and an integer must fit 64 bits; each trainer key has its kind (:data:`TRAINER_KEY_KINDS`: an
+integer, a number, a number or a per-agent list, a string, ...); trainer counts are at most
+2^53 (:data:`MAX_COUNT`); at most :data:`MAX_AGENTS` agents and :data:`MAX_REPEATS` repeats::
 
     [problem]
     kind = "sphere_pca"        # sphere_pca | spd_frechet | stiefel_kpca | frechet_mean
@@ -32,7 +36,10 @@ key and the allowed keys; examples in ``examples/*.toml``)::
     name = "prirfed"           # prirfed | rgd | dp_rgd | rfedsvrg | rfedavg | rfedprox | dp_pgd | dp_frechet_mean
     # every other key is a keyword argument of that trainer (prirfed.reference.trainers / baselines),
     # e.g. T, s, alpha, local, K, b, sigma, tau for prirfed; problem, x0, rng, record_every and
-    # keep_iterates are set by the runner.
+    # keep_iterates are set by the runner. Kinds: T, s, K, m, k, n_steps, option, local_option,
+    # output integers; b an integer or a per-agent list; alpha, sigma, eta, tau a number or a list;
+    # tau0, tau1, mu, c, shrink, gtol, lipschitz, eps, D, tol numbers; armijo true/false; local,
+    # aggregation, maps, averaging, weighting strings; W_hat a matrix (list of rows).
 
     [privacy]                  # optional
     eps = 1.0                  # the target of --calibrate, and the eps the run is checked against
@@ -77,7 +84,8 @@ from .framework import reproduce
 from .plots import band, finish, new_figure
 from .privacy import epsilon_of
 
-__all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", "SOURCES", "TRAINERS", "SCHEMA"]
+__all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", "SOURCES", "TRAINERS", "SCHEMA",
+           "TRAINER_KEY_KINDS", "MAX_AGENTS", "MAX_REPEATS", "MAX_COUNT"]
 
 PROBLEMS = ("sphere_pca", "spd_frechet", "stiefel_kpca", "frechet_mean")
 SOURCES = ("eigengap", "wishart", "kpca_gaussian", "iris", "wine", "digits")
@@ -113,6 +121,35 @@ _PRIVACY_KEYS = ("eps", "delta")
 
 SCHEMA = dict(problems=PROBLEMS, sources=SOURCES, trainers=TRAINERS, sections=_SECTIONS)
 
+#: the most agents a configuration may have (config.json lists N_i per agent)
+MAX_AGENTS = 1_000_000
+#: the most repeats (trials) a configuration may ask for (config.json lists every trial's seed)
+MAX_REPEATS = 100_000
+INT64_LIMIT = 2**63
+#: the largest count (rounds, steps, batch sizes) a trainer key may hold: float64 holds every integer up to 2^53
+MAX_COUNT = 2**53
+
+# The kind of value each trainer keyword takes in a TOML file (the trainer itself checks ranges):
+# "int" an integer; "number" an integer or a float; "*_or_list" also a list of them (per agent, or
+# per round for alpha); "string"; "bool"; "matrix" a list of lists of numbers. Strings such as
+# "0.1" and booleans are never numbers here (TOML has both; nothing converts one into the other).
+TRAINER_KEY_KINDS = {
+    "T": "int", "s": "int", "K": "int", "m": "int", "k": "int", "n_steps": "int", "option": "int", "local_option": "int",
+    "output": "int",
+    "b": "int_or_list",
+    "alpha": "number_or_list", "sigma": "number_or_list", "eta": "number_or_list", "tau": "number_or_list",
+    "tau0": "number", "tau1": "number", "mu": "number", "c": "number", "shrink": "number", "gtol": "number",
+    "lipschitz": "number", "eps": "number", "D": "number", "tol": "number",
+    "armijo": "bool",
+    "local": "string", "aggregation": "string", "maps": "string", "averaging": "string", "weighting": "string",
+    "W_hat": "matrix",
+}
+_KIND_TEXT = {
+    "int": "an integer", "number": "a number", "int_or_list": "an integer or a list of integers",
+    "number_or_list": "a number or a list of numbers", "string": "a string", "bool": "true or false",
+    "matrix": "a matrix (a list of rows, each a list of numbers)",
+}
+
 
 def _err(section: str, key: str | None, msg: str) -> ValueError:
     where = f"[{section}]" if key is None else f"[{section}] {key}"
@@ -145,6 +182,50 @@ def _is_int(v) -> bool:
 
 def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _has_kind(kind: str, v) -> bool:
+    if kind == "int":
+        return _is_int(v)
+    if kind == "number":
+        return _is_num(v)
+    if kind == "int_or_list":
+        return _is_int(v) or (isinstance(v, list) and len(v) > 0 and all(_is_int(x) for x in v))
+    if kind == "number_or_list":
+        return _is_num(v) or (isinstance(v, list) and len(v) > 0 and all(_is_num(x) for x in v))
+    if kind == "string":
+        return isinstance(v, str)
+    if kind == "bool":
+        return isinstance(v, bool)
+    if kind == "matrix":
+        return (isinstance(v, list) and len(v) > 0
+                and all(isinstance(r, list) and len(r) > 0 and all(_is_num(x) for x in r) for r in v))
+    raise AssertionError(kind)
+
+
+def _check_values(doc: dict) -> None:
+    """Values TOML has but no setting takes: dates and times (TOML's date-time values) anywhere,
+    and integers beyond 64 bits (NumPy and the trainers count in int64). Named by section and key."""
+    import datetime
+
+    def walk(v, section, key):
+        if isinstance(v, (datetime.date, datetime.time)):  # datetime.datetime is a date
+            raise _err(section, key, f"a date or time is not a setting (got {v.isoformat()})")
+        if _is_int(v) and not -INT64_LIMIT < v < INT64_LIMIT:
+            raise _err(section, key, f"integers must lie in (-2^63, 2^63) (got {v})")
+        if isinstance(v, list):
+            for x in v:
+                walk(x, section, key)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, section, k if key is None else f"{key}.{k}")
+
+    for section, table in doc.items():
+        if isinstance(table, dict):
+            for k, v in table.items():
+                walk(v, section, k)
+        else:
+            walk(table, section, None)
 
 
 def _table(doc: dict, section: str, required: bool) -> dict:
@@ -190,6 +271,7 @@ def config_from_toml(doc: dict) -> dict:
     for k in doc:
         if k not in _SECTIONS:
             raise ValueError(f"prirfed run: unknown section [{k}] (allowed: {', '.join(f'[{s}]' for s in _SECTIONS)})")
+    _check_values(doc)
     # [problem]
     pt = _table(doc, "problem", True)
     kind = _choice("problem", "kind", pt.get("kind"), PROBLEMS)
@@ -220,6 +302,8 @@ def config_from_toml(doc: dict) -> dict:
     if "N" not in dt or "N_i" not in dt:
         raise _err("data", "N" if "N" not in dt else "N_i", "required (number of agents N; records per agent N_i)")
     data["N"] = _pos_int("data", "N", dt["N"])
+    if data["N"] > MAX_AGENTS:
+        raise _err("data", "N", f"must be at most {MAX_AGENTS} agents (config.json lists N_i per agent; got {data['N']})")
     Ni = dt["N_i"]
     if _is_int(Ni):
         Ni = [Ni] * data["N"]
@@ -255,6 +339,15 @@ def config_from_toml(doc: dict) -> dict:
     for k in req:
         if k not in tt:
             raise _err("trainer", k, f"required by trainer {name!r} (required: {', '.join(req)}; optional: {', '.join(opt)})")
+    for k, v in tt.items():
+        if k == "name":
+            continue
+        want = TRAINER_KEY_KINDS[k]
+        if not _has_kind(want, v):
+            raise _err("trainer", k, f"must be {_KIND_TEXT[want]} (got {v!r})")
+        if want in ("int", "int_or_list") and any(x > MAX_COUNT for x in (v if isinstance(v, list) else [v])):
+            raise _err("trainer", k, f"counts must be at most 2^53 = {MAX_COUNT} (float64 represents no larger count "
+                                     f"exactly; got {v!r})")
     trainer = {k: v for k, v in tt.items()}
     if name == "dp_pgd" and kind != "sphere_pca":
         raise _err("trainer", "name", f"'dp_pgd' runs on the sphere only (001 section 5.1): use [problem] kind = 'sphere_pca' (got {kind!r})")
@@ -278,6 +371,8 @@ def config_from_toml(doc: dict) -> dict:
     run = {k: rt.get(k, v) for k, v in _RUN_KEYS.items()}
     _pos_int("run", "seed", run["seed"], 0)
     _pos_int("run", "repeats", run["repeats"])
+    if run["repeats"] > MAX_REPEATS:
+        raise _err("run", "repeats", f"must be at most {MAX_REPEATS} (config.json lists every trial's seed; got {run['repeats']})")
     _pos_int("run", "record_every", run["record_every"])
     if run["backend"] not in BACKENDS:
         raise _err("run", "backend", f"must be one of {BACKENDS} (got {run['backend']!r})")
