@@ -86,6 +86,7 @@ __all__ = [
     "save_figure",
     "plan_run",
     "check_override",
+    "check_executor",
     "WorkerDied",
     "SET_BY_ARGUMENT",
     "MAX_WORKERS",
@@ -136,6 +137,17 @@ def _check_args(where, name, mode, seed, workers, backend):
 DASK_MISSING = "--dask-scheduler needs dask.distributed: pip install 'prirfed[dask]'"
 
 
+def check_executor(workers: int = 1, dask_scheduler: str | None = None, *, where: str = "reproduce") -> None:
+    """The executor settings without starting anything: workers or a Dask address, not both; the
+    address a non-empty string."""
+    if dask_scheduler is not None:
+        if workers != 1:
+            raise ValueError(f"{where}: give workers (local processes) or dask_scheduler (a Dask cluster), not both "
+                             f"(got workers={workers!r}, dask_scheduler={dask_scheduler!r})")
+        if not isinstance(dask_scheduler, str) or not dask_scheduler.strip():
+            raise ValueError(f"{where}: dask_scheduler must be a non-empty address string (got {dask_scheduler!r})")
+
+
 def make_executor(workers: int = 1, dask_scheduler: str | None = None, *, where: str = "reproduce"):
     """The Executor the trials run through, and a function that releases it.
 
@@ -144,12 +156,8 @@ def make_executor(workers: int = 1, dask_scheduler: str | None = None, *, where:
     'prirfed[dask]'``). Otherwise ``workers == 1`` is :class:`SerialExecutor` and ``workers > 1`` a
     ``ProcessPoolExecutor`` with the spawn start method.
     """
+    check_executor(workers, dask_scheduler, where=where)
     if dask_scheduler is not None:
-        if workers != 1:
-            raise ValueError(f"{where}: give workers (local processes) or dask_scheduler (a Dask cluster), not both "
-                             f"(got workers={workers!r}, dask_scheduler={dask_scheduler!r})")
-        if not isinstance(dask_scheduler, str) or not dask_scheduler.strip():
-            raise ValueError(f"{where}: dask_scheduler must be a non-empty address string (got {dask_scheduler!r})")
         try:
             from distributed import Client
         except ImportError as exc:  # pragma: no cover - distributed is in the test extra
@@ -245,10 +253,12 @@ class _Plan:
 
 
 def plan_run(name, *, mode: str = "full", seed: int = 0, backend: str = "verified", overrides: dict | None = None,
-             calibrate: bool = False, workers: int = 1, where: str = "reproduce") -> _Plan:
-    """Build and check the run of ``name`` (configuration, overrides, trial specs): every bad
-    input raises here, before anything is written."""
+             calibrate: bool = False, workers: int = 1, dask_scheduler: str | None = None,
+             where: str = "reproduce") -> _Plan:
+    """Build and check the run of ``name`` (configuration, overrides, trial specs, executor
+    settings): every bad input raises here, before anything is written."""
     exp = _check_args(where, name, mode, seed, workers, backend)
+    check_executor(workers, dask_scheduler, where=where)
     name = exp.name
     config = exp.make_config(mode, int(seed), backend)
     if not isinstance(overrides, (dict, type(None))):
@@ -319,7 +329,7 @@ def reproduce(name, out, *, mode: str = "full", seed: int = 0, workers: int = 1,
     """
     where = "reproduce"
     plan = plan_run(name, mode=mode, seed=seed, backend=backend, overrides=overrides, calibrate=calibrate,
-                    workers=workers, where=where)
+                    workers=workers, dask_scheduler=dask_scheduler, where=where)
     exp, config, specs, n, chash = plan.exp, plan.config, plan.specs, plan.n, plan.chash
     name = exp.name
     seqs = trial_seeds(plan.seed, n)
