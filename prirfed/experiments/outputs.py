@@ -243,7 +243,7 @@ def _parse_json(data: bytes, shown: str):
     except UnicodeDecodeError as exc:
         raise CorruptRunFile(f"{shown} is corrupt (not UTF-8 text: byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise CorruptRunFile(f"{shown} is corrupt (not JSON: {exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise CorruptRunFile(f"{shown} is corrupt (not JSON: {exc.msg}: line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise CorruptRunFile(f"{shown} is corrupt (JSON nested too deeply)") from None
 
@@ -637,7 +637,11 @@ class RunFolder:
         except FileNotFoundError:
             return None
         shown = str(self.path / TRIALS_NAME / name)
-        return _parse_json(_read_at(tfd, name, shown), shown)
+        try:
+            return _parse_json(_read_at(tfd, name, shown), shown)
+        except CorruptRunFile as exc:
+            raise CorruptRunFile(f"--resume: {exc}; delete it to recompute that trial, or start again with --overwrite") \
+                from None
 
     @contextmanager
     def staging(self):
