@@ -33,11 +33,19 @@ Common options: ``--workers N`` runs the trials in N processes; ``--dask-schedul
 a Dask cluster (``pip install 'prirfed[dask]'``); results are identical for every executor (trial
 i's seed is child i of ``SeedSequence(seed).spawn(n)``). ``--resume`` keeps the finished trials of
 the same configuration in the output folder (Ctrl-C leaves them on disk; exit code 130).
-``--calibrate`` sets the configuration key ``calibrate`` (the noise std comes from the rigorous
-accountant at the stated eps); a non-private experiment refuses it.
+``--overwrite`` lets a run use a non-empty output folder after moving its contents into the sibling
+``OUT.old-TIMESTAMP`` (nothing is deleted); without ``--resume`` or ``--overwrite`` a non-empty
+folder is refused, and a second run into a folder in use fails at once
+(:mod:`prirfed.experiments.outputs`). ``--calibrate`` sets the configuration key ``calibrate``
+(the noise std comes from the rigorous accountant at the stated eps); a non-private experiment
+refuses it.
 
-Errors (unknown experiment, bad ``--set``, bad TOML, a bad setting, ``--resume`` over another
-configuration) print one line ``prirfed CMD: error: ...`` on stderr and exit with code 2.
+Every failure prints one line ``prirfed CMD: error: ...`` on stderr (:func:`describe_failure`) and
+exits with code 2 for bad input (unknown experiment, bad ``--set``, bad TOML, a bad setting, an
+output folder the run may not use, a damaged file under ``--resume``) or 1 for a runtime failure
+(unwritable or full disk, a locked folder, a dead worker, out of memory, an unanticipated
+exception). ``--debug`` (before or after the subcommand) or ``PRIRFED_DEBUG=1`` prints the
+traceback first. Docs page: "Running experiments: output folders and errors" (docs/running.md).
 """
 
 from __future__ import annotations

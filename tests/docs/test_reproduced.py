@@ -55,7 +55,7 @@ def test_committed_outputs_match_the_current_configuration(monkeypatch, tmp_path
         assert config_hash(now) == rec["config_hash"], (
             f"{p}: stale: committed outputs were made with configuration hash {rec['config_hash']}, the current "
             f"make_config('quick', {rec['seed']}, {cfg['backend']!r}) hashes to {config_hash(now)}; rerun "
-            "`PRIRFED_DATA=/nonexistent prirfed reproduce all --quick --out docs/reproduced`")
+            "`rm -rf docs/reproduced && PRIRFED_DATA=/nonexistent prirfed reproduce all --quick --out docs/reproduced`")
 
 
 def test_page_generator_on_a_synthetic_output(tmp_path):
