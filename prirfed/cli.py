@@ -11,8 +11,8 @@ project add theirs (``reproduce``, ``run``, ``list``) by registering an entry th
   (attainable lower bound, accountant's upper bound) and their ratio.
 - ``prirfed list``: the experiments of :mod:`prirfed.experiments`, one line each.
 - ``prirfed reproduce EXPERIMENT [--quick|--tiny] [--out DIR] [--seed S] [--set KEY=VALUE ...]
-  [--workers N | --dask-scheduler ADDRESS] [--resume] [--backend reference|verified] [--calibrate]
-  [--no-progress]``: run one experiment into DIR (default ``prirfed-results/EXPERIMENT``):
+  [--workers N | --dask-scheduler ADDRESS] [--resume | --overwrite] [--backend reference|verified]
+  [--calibrate] [--no-progress]``: run one experiment into DIR (default ``prirfed-results/EXPERIMENT``):
   config.json, CSVs, PNG/PDF plots, summary.md (:func:`prirfed.experiments.framework.reproduce`).
   ``--set`` replaces a setting of the generated configuration (VALUE read as JSON).
 - ``prirfed reproduce all [--quick|--tiny] [--out DIR] ...``: every experiment into DIR/NAME
@@ -20,7 +20,7 @@ project add theirs (``reproduce``, ``run``, ``list``) by registering an entry th
   summary.md, time); a failing experiment is recorded there and the others still run; exit code
   1 if any failed (:func:`prirfed.experiments.framework.reproduce_all`). The README's main job is
   ``prirfed reproduce all --quick --out outputs``.
-- ``prirfed run CONFIG.toml [--out DIR] [--workers N | --dask-scheduler ADDRESS] [--resume]
+- ``prirfed run CONFIG.toml [--out DIR] [--workers N | --dask-scheduler ADDRESS] [--resume | --overwrite]
   [--backend reference|verified] [--calibrate] [--no-progress]``: any problem / data / trainer /
   privacy setting from a TOML file (schema: :mod:`prirfed.experiments.custom`; examples in
   ``examples/``), same outputs as ``reproduce`` (default DIR ``prirfed-results/run-CONFIGSTEM``).
