@@ -32,6 +32,18 @@ def pytest_configure(config):
                                     f"({', '.join(_RENAMED.values())})")
 
 
+@pytest.fixture
+def registry(monkeypatch):
+    """Replace the experiment registry (``prirfed.experiments.EXPERIMENTS``) by an empty dict for one
+    test; the test registers its stand-in experiments in it."""
+    import prirfed.experiments as experiments
+
+    reg: dict = {}
+    monkeypatch.setattr(experiments, "EXPERIMENTS", reg)
+    monkeypatch.setattr(experiments.registry, "EXPERIMENTS", reg)
+    return reg
+
+
 # ------------------------------------------------------------------------------------------------
 # Compile-once fixture for tests/verified. Not autouse: tests/verified/conftest.py requests
 # it, so a run that selects no verified test neither imports Numba nor compiles anything.

@@ -114,6 +114,20 @@ def _open_dir(path, *, dir_fd=None, nofollow=False) -> int:
     return os.open(path, flags, dir_fd=dir_fd)
 
 
+@contextmanager
+def _parent_of(path: Path, failing: str):
+    """The folder holding ``path``, open as a descriptor for the ``*_at`` helpers and closed after;
+    :class:`OutputError` ``"{failing}: {reason}"`` when it cannot be opened."""
+    try:
+        dfd = _open_dir(path.parent if str(path.parent) else ".")
+    except OSError as exc:
+        raise OutputError(f"{failing}: {_why(exc)}") from exc
+    try:
+        yield dfd
+    finally:
+        os.close(dfd)
+
+
 def _unlink_quietly(name: str, dir_fd: int) -> None:
     try:
         os.unlink(name, dir_fd=dir_fd)
@@ -156,14 +170,8 @@ def write_bytes(path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically, without following a symbolic link at ``path``, leaving
     no temporary behind on failure (:class:`OutputError` naming the file)."""
     path = Path(path)
-    try:
-        dfd = _open_dir(path.parent if str(path.parent) else ".")
-    except OSError as exc:
-        raise OutputError(f"cannot write {_shown(path)}: folder {_shown(path.parent)}: {_why(exc)}") from exc
-    try:
+    with _parent_of(path, f"cannot write {_shown(path)}: folder {_shown(path.parent)}") as dfd:
         _write_at(dfd, path.name, data, _shown(path))
-    finally:
-        os.close(dfd)
 
 
 def write_text(path, text: str) -> None:
@@ -252,14 +260,8 @@ def read_json(path, max_bytes: int = MAX_RECORD_BYTES):
     """A JSON file read back without following a symbolic link; :class:`CorruptRunFile` names the file
     when it is not a regular file, too large or not JSON."""
     path = Path(path)
-    try:
-        dfd = _open_dir(path.parent if str(path.parent) else ".")
-    except OSError as exc:
-        raise OutputError(f"cannot read {path}: {_why(exc)}") from exc
-    try:
+    with _parent_of(path, f"cannot read {path}") as dfd:
         return _parse_json(_read_at(dfd, path.name, str(path), max_bytes), str(path))
-    finally:
-        os.close(dfd)
 
 
 # ----------------------------------------------------------------------------- the lock

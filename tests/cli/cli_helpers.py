@@ -1,6 +1,6 @@
-"""Helpers of the CLI tests (tests/cli/): a small valid ``prirfed run`` configuration, a TOML writer
-for the values the tests use, a byte-exact snapshot of a folder, and running the CLI in-process
-with its stderr captured. Plain functions, imported as ``cli_helpers``."""
+"""Helpers of the CLI tests (tests/cli/): a small valid ``prirfed run`` configuration (from
+``run_configs``), a TOML writer for the values the tests use, a byte-exact snapshot of a folder,
+and running the CLI in-process with its stderr captured. Plain functions, imported as ``cli_helpers``."""
 
 from __future__ import annotations
 
@@ -15,24 +15,7 @@ import sys
 from pathlib import Path
 
 from prirfed import cli
-
-
-def small_doc(**sections) -> dict:
-    """A valid, fast configuration (PriRFed on 2 agents, S^4, 3 rounds, 2 repeats); ``section=None``
-    drops a section, ``section={...}`` replaces it."""
-    base = {
-        "problem": {"kind": "sphere_pca"},
-        "data": {"source": "eigengap", "N": 2, "N_i": 6, "d": 4},
-        "trainer": {"name": "prirfed", "T": 3, "s": 1, "alpha": 0.5, "sigma": 0.1, "tau": 1.0},
-        "privacy": {"eps": 1.0, "delta": 1e-5},
-        "run": {"seed": 0, "repeats": 2},
-    }
-    for k, v in sections.items():
-        if v is None:
-            base.pop(k, None)
-        else:
-            base[k] = v
-    return base
+from run_configs import small_doc  # noqa: F401  (re-exported for the CLI tests)
 
 
 def _bare_key_ok(k: str) -> bool:

@@ -135,14 +135,6 @@ def test_the_recorded_seed_is_the_seed_the_trials_use(tmp_path):
 # ----------------------------------------------------------------------------- a killed worker
 
 
-@pytest.fixture
-def registry(monkeypatch):
-    reg: dict = {}
-    monkeypatch.setattr(experiments, "EXPERIMENTS", reg)
-    monkeypatch.setattr(experiments.registry, "EXPERIMENTS", reg)
-    return reg
-
-
 def _stand_in(name, run_trial, n=4, victim=2):
     def make_config(mode, seed, backend):
         return dict(mode=mode, seed=seed, backend=backend, n=n, victim=victim)

@@ -301,15 +301,21 @@ run_flags = st.sampled_from([[], [], ["--resume"], ["--resume"], ["--overwrite"]
 @_budget(ci=80)
 @given(doc=mutated_docs(), state=folder_states, flags=run_flags)
 def test_run_generated_configurations(previous_run, doc, state, flags):
+    with tempfile.TemporaryDirectory() as d:
+        _run_generated(d, doc, state, flags, previous_run, run_bounded)
+
+
+def _run_generated(d, doc, state, flags, previous_run, runner) -> None:
+    """``prirfed run`` of the generated configuration into a folder in the given state, in folder
+    ``d``, by ``runner(argv)`` (in this process or a fresh interpreter), and its outcome checked."""
     text = _toml_or_none(doc)
     assume(text is not None)
-    with tempfile.TemporaryDirectory() as d:
-        base = Path(d)
-        (base / "c.toml").write_text(text)
-        out = _prepare(base, state, previous_run)
-        before = snapshot(out)
-        rc, stdout, err = run_bounded(["run", base / "c.toml", "--out", out, *RUN, *flags])
-        _check(rc, stdout, err, "run", out, before, flags)
+    base = Path(d)
+    (base / "c.toml").write_text(text)
+    out = _prepare(base, state, previous_run)
+    before = snapshot(out)
+    rc, stdout, err = runner(["run", base / "c.toml", "--out", out, *RUN, *flags])
+    _check(rc, stdout, err, "run", out, before, flags)
 
 
 @st.composite
@@ -483,14 +489,7 @@ def _subprocess(argv, cwd):
 def test_real_processes(previous_run, doc, state, flags, account):
     """The same properties with the console entry point in a fresh interpreter (what a user runs):
     one generated configuration and one generated ``account`` command line per example."""
-    text = _toml_or_none(doc)
-    assume(text is not None)
     with tempfile.TemporaryDirectory() as d:
-        base = Path(d)
-        (base / "c.toml").write_text(text)
-        out = _prepare(base, state, previous_run)
-        before = snapshot(out)
-        rc, stdout, err = _subprocess(["run", base / "c.toml", "--out", out, *RUN, *flags], d)
-        _check(rc, stdout, err, "run", out, before, flags)
+        _run_generated(d, doc, state, flags, previous_run, lambda argv: _subprocess(argv, d))
         rc, stdout, err = _subprocess(account, d)
         _check(rc, stdout, err, "account")

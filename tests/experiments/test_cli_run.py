@@ -22,6 +22,7 @@ from prirfed import cli
 from prirfed.experiments import EXPERIMENTS
 from prirfed.experiments.custom import build_problem, config_from_toml, experiment_from_toml, load_toml
 from exp_helpers import read_csv
+from run_configs import small_doc
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -29,20 +30,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 _csv = read_csv
 
 
-def _doc(**sections):
-    base = {
-        "problem": {"kind": "sphere_pca"},
-        "data": {"source": "eigengap", "N": 2, "N_i": 6, "d": 4},
-        "trainer": {"name": "prirfed", "T": 3, "s": 1, "alpha": 0.5, "sigma": 0.1, "tau": 1.0},
-        "privacy": {"eps": 1.0, "delta": 1e-5},
-        "run": {"seed": 0, "repeats": 2},
-    }
-    for k, v in sections.items():
-        if v is None:
-            base.pop(k)
-        else:
-            base[k] = v
-    return base
+_doc = small_doc
 
 
 # ----------------------------------------------------------------------------- the examples

@@ -62,15 +62,6 @@ def _tiny(name, *, fail=False, calibrate=None, interrupt_at=None, counter=None, 
                       trial_specs=trial_specs, run_trial=run_trial, report=report)
 
 
-@pytest.fixture
-def registry(monkeypatch):
-    """Replace the experiment registry by stand-ins for one test."""
-    reg: dict = {}
-    monkeypatch.setattr(experiments, "EXPERIMENTS", reg)
-    monkeypatch.setattr(experiments.registry, "EXPERIMENTS", reg)
-    return reg
-
-
 # ----------------------------------------------------------------------------- reproduce all
 
 
