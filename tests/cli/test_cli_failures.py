@@ -289,3 +289,20 @@ def test_signature_kinds_cover_only_real_keywords():
 
     taken = {p for n in TRAINERS for p in inspect.signature(_reference_trainer(n)).parameters}
     assert set(TRAINER_KEY_KINDS) <= taken
+
+
+def test_a_karcher_tolerance_that_stops_at_x_t_is_reported_not_a_division_by_zero(tmp_path):
+    """Found by the fuzz suite: with ``tol=1`` the Karcher mean of a few points on S^2 stays at x_t
+    (gradient norm <= 1 there), so its mean d^2(x_{t+1}, x_t) is 0; the claim is then not shown
+    (ratio inf) instead of the run failing with ZeroDivisionError. ``tol=0`` is refused before the
+    output folder is made."""
+    rc, _, err = run_cli(["reproduce", "rfed-table1", "--tiny", "--set", "dims=[3]", "--set", "tol=1",
+                          "--out", tmp_path / "o", *RUN])
+    assert rc == 0, err
+    summary = (tmp_path / "o" / "summary.md").read_text()
+    row = next(ln for ln in summary.splitlines() if "tangent/Karcher ratio" in ln)
+    assert "**no**" in row and "d=3: inf" in row, row
+    rc, _, err = run_cli(["reproduce", "rfed-table1", "--tiny", "--set", "tol=0", "--out", tmp_path / "p", *RUN])
+    assert "tol (Karcher mean gradient-norm tolerance) must be a positive" in assert_one_line_error(
+        rc, err, "reproduce", codes=(2,))
+    assert not (tmp_path / "p").exists()
