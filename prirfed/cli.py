@@ -511,11 +511,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the library functions behind ``reproduce`` / ``run``, whose name starts their errors; the command
+#: line names the command instead
+_API_PREFIXES = ("reproduce: ", "reproduce_all: ", "run_toml: ")
+
+
 def _one_line(text: str, command: str) -> str:
     msg = " ".join(str(text).split())
     prefix = f"prirfed {command}: "
     while msg.startswith(prefix):
         msg = msg[len(prefix):]
+    if command in ("reproduce", "run"):
+        msg = next((msg[len(p):] for p in _API_PREFIXES if msg.startswith(p)), msg)
     if len(msg) > MAX_ERROR_CHARS:
         msg = msg[:MAX_ERROR_CHARS] + f" ... [{len(msg) - MAX_ERROR_CHARS} more characters; --debug shows all]"
     return msg

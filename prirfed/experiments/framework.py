@@ -190,7 +190,7 @@ INT64_LIMIT = 2**63
 
 def _kind(v) -> str:
     if isinstance(v, bool):
-        return "true or false"
+        return "a boolean"
     if isinstance(v, (int, float)):
         return "a number"
     if isinstance(v, str):
@@ -200,6 +200,14 @@ def _kind(v) -> str:
     if isinstance(v, dict):
         return "a table (JSON object)"
     return type(v).__name__
+
+
+def _as_json(v) -> str:
+    """``v`` as it is written after ``--set KEY=`` (JSON), else its repr."""
+    try:
+        return json.dumps(v)
+    except (TypeError, ValueError):
+        return repr(v)
 
 
 def _fits(v) -> bool:
@@ -233,8 +241,8 @@ def check_override(where: str, name: str, key: str, value, default):
         ok = {bool: lambda v: isinstance(v, bool), int: number, float: number, str: lambda v: isinstance(v, str),
               list: lambda v: isinstance(v, list), dict: lambda v: isinstance(v, dict)}.get(type(default), lambda v: True)
         if not ok(value):
-            raise ValueError(f"{where}: {name}: {key} must be {_kind(default)} like its generated value {default!r} "
-                             f"(override got {value!r}, {_kind(value)})")
+            raise ValueError(f"{where}: {name}: {key} must be {_kind(default)} like its generated value "
+                             f"{_as_json(default)} (the override {_as_json(value)} is {_kind(value)})")
     if not _fits(value):
         raise ValueError(f"{where}: {name}: {key}: integers must lie in (-2^63, 2^63) (override got {value!r})")
     if key == "backend" and value not in BACKENDS:

@@ -427,7 +427,7 @@ def refusal(state: FolderState, shown: str, *, resume: bool, where: str, progres
             rec = state.record or {}
             return (f"{where}: --resume: {shown}/{RECORD_NAME} holds a different configuration (experiment "
                     f"{rec.get('experiment')!r}, hash {rec.get('config_hash')}, seed {rec.get('seed')!r}); use another "
-                    "--out, drop --resume, or give --overwrite to move it aside")
+                    "--out, or --overwrite to move it aside")
         return f"{where}: --resume: {shown} {state.detail}; use another --out or --overwrite to move its contents aside"
     if state.kind == "own":
         return (f"{where}: {shown} already holds a run of this configuration{progress}; add --resume to reuse its "

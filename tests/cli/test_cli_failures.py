@@ -102,8 +102,8 @@ def test_invalid_utf8_and_binary_toml_are_one_line(tmp_path):
 @pytest.mark.parametrize("setting, message", [
     ("seed=5", "override 'seed' is set by --seed"),
     ('mode="full"', "override 'mode' is set by --quick / --tiny"),
-    ("k=true", "rfed-table1: k must be a number like its generated value 20 (override got True, true or false)"),
-    ('k="4"', "rfed-table1: k must be a number like its generated value 20 (override got '4', a string)"),
+    ("k=true", "rfed-table1: k must be a number like its generated value 20 (the override true is a boolean)"),
+    ('k="4"', 'rfed-table1: k must be a number like its generated value 20 (the override "4" is a string)'),
     ("dims=3", "rfed-table1: dims must be a list like its generated value [10, 20]"),
     ("k=99999999999999999999", "rfed-table1: k: integers must lie in (-2^63, 2^63)"),
     ('backend="fast"', "rfed-table1: backend must be one of ('reference', 'verified')"),
