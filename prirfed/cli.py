@@ -536,12 +536,13 @@ def describe_failure(exc: BaseException, command: str) -> tuple[int, str]:
     attaches (``in trial 3 of NAME``) follow in parentheses."""
     from concurrent.futures.process import BrokenProcessPool
 
+    from prirfed.experiments.framework import WorkerDied
     from prirfed.experiments.outputs import OutputError
 
     notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()) or ())
     if isinstance(exc, ValueError):
         return 2, _one_line(f"{exc}{notes}", command)
-    if isinstance(exc, OutputError):
+    if isinstance(exc, (OutputError, WorkerDied)):
         return 1, _one_line(f"{exc}{notes}", command)
     if isinstance(exc, BrokenProcessPool):
         return 1, _one_line(f"a worker process died (killed, or out of memory){notes}; finished trials are kept: rerun "

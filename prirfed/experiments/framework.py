@@ -383,9 +383,10 @@ def _run_trials(exp, config, specs, seqs, todo, results, folder, chash, *, worke
             _, res = fut.result()
         except BrokenProcessPool as exc:
             done = sum(r is not None for r in results)
+            kept = (f"the {done} finished trials are kept in {folder.path / TRIALS_NAME}: rerun with --resume" if done
+                    else "no trial had finished yet: rerun with --resume (the folder holds this run's config.json)")
             raise WorkerDied(f"{where}: a worker process of {name} died (killed, or out of memory) while trial {i} or "
-                             f"another was running; the {done} finished trials are kept in {folder.path / TRIALS_NAME}: rerun "
-                             "with --resume") from exc
+                             f"another was running; {kept}") from exc
         except Exception as exc:
             _note(exc, f"in trial {i} of {name}")
             raise

@@ -160,7 +160,8 @@ def test_a_killed_worker_is_one_line_exit_1_and_resume_finishes(tmp_path, regist
     argv = ["reproduce", "killer", "--tiny", "--workers", "2", "--out", out, "--no-progress"]
     rc, _, err = run_cli(argv)
     line = assert_one_line_error(rc, err, "reproduce", codes=(1,))
-    assert "a worker process of killer died (killed, or out of memory)" in line and "rerun with --resume" in line
+    assert line.startswith("prirfed reproduce: error: a worker process of killer died (killed, or out of memory)"), line
+    assert "rerun with --resume" in line and "unexpected" not in line and "WorkerDied" not in line, line
     kept = sorted(p.name for p in (out / "trials").glob("trial_*.json"))
     assert "trial_0002.json" not in kept
     registry["killer"] = _stand_in("killer", worker_helpers.gentle_trial)
