@@ -128,9 +128,10 @@ def _parent_of(path: Path, failing: str):
         os.close(dfd)
 
 
-def _unlink_quietly(name: str, dir_fd: int) -> None:
+def _unlink_quietly(name: str, dir_fd: int, remove=os.unlink) -> None:
+    """Remove ``name`` (a file; ``remove=os.rmdir``: an empty folder) if it can be; a clean-up never fails."""
     try:
-        os.unlink(name, dir_fd=dir_fd)
+        remove(name, dir_fd=dir_fd)
     except OSError:
         pass
 
@@ -494,10 +495,7 @@ def move_aside(dfd: int, path: Path) -> Path:
 
 
 def _rmdir_quietly(name: str, dir_fd: int) -> None:
-    try:
-        os.rmdir(name, dir_fd=dir_fd)
-    except OSError:
-        pass
+    _unlink_quietly(name, dir_fd, os.rmdir)
 
 
 def _remove_leftovers(dfd: int) -> None:
