@@ -9,6 +9,17 @@ Validation policy (issue 2, item 4): every public method validates its inputs wh
 method, the defect and its size, e.g. ``"Sphere.exp: x is not on the sphere (| ||x|| - 1 | =
 3.1e-02, tolerance 1.0e-10)"``. Subclasses implement the geometry in the ``_``-prefixed
 defect finders and never silently repair input.
+
+Domains and results (issue 19): an array argument is read by :func:`as_float_array`, which
+accepts real numbers only (float, int and unsigned arrays or sequences of them; complex,
+boolean, string and date arrays are refused rather than converted, since NumPy would drop an
+imaginary part or turn ``True`` and ``"1.5"`` into numbers without a word). Every comparison
+that decides a refusal is written so that NaN fails it (``not defect <= tol``): an overflowed
+check cannot wave a point through. A result that is not finite is never returned: public
+methods pass their results through :meth:`Manifold._out`, which raises ``ValueError`` naming
+the method. Norms are evaluated by :func:`norm2`, which does not overflow or underflow while
+the norm itself is a normal float64. Each manifold documents the domain of its methods (the
+inputs they accept) in its class docstring and in its proofs note.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Manifold", "zeta", "as_float_array"]
+__all__ = ["Manifold", "zeta", "as_float_array", "norm2", "finite_or_raise", "positive_int", "EXP_MAX_STEP"]
 
 
 def zeta(kappa_min: float, D: float) -> float:
@@ -49,14 +60,31 @@ def zeta(kappa_min: float, D: float) -> float:
     return x / math.tanh(x)
 
 
+#: dtype kinds read as real numbers: float, signed and unsigned integers, and object arrays
+#: (converted element by element, so a complex or string element is refused there).
+_REAL_KINDS = frozenset("fiuO")
+_KIND_NAMES = {"b": "boolean", "c": "complex", "U": "string", "S": "bytes", "M": "datetime",
+               "m": "timedelta", "V": "structured"}
+
+
 def as_float_array(where: str, name: str, a, shape: tuple[int, ...]) -> np.ndarray:
     """Return ``a`` as a float64 array of the given shape, finite, or raise ``ValueError``.
 
     ``where`` is the public function being called (``"Sphere.exp"``), ``name`` the argument.
+    Only real numbers are read: complex input would lose its imaginary part and booleans or
+    strings would become numbers in a silent cast, so their arrays are refused by dtype.
     """
     try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+        raw = np.asarray(a)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
+    kind = raw.dtype.kind
+    if kind not in _REAL_KINDS:
+        what = _KIND_NAMES.get(kind, f"dtype {raw.dtype}")
+        raise ValueError(f"{where}: {name} is a {what} array (dtype {raw.dtype}); expected real numbers")
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
     if arr.shape != tuple(shape):
         raise ValueError(f"{where}: {name} has shape {arr.shape}, expected {tuple(shape)}")
@@ -64,6 +92,59 @@ def as_float_array(where: str, name: str, a, shape: tuple[int, ...]) -> np.ndarr
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{where}: {name} has {bad} non-finite entr{'y' if bad == 1 else 'ies'} (NaN or inf)")
     return arr
+
+
+#: Exp on a compact manifold (Sphere, Stiefel) refuses steps with ||v|| >= EXP_MAX_STEP = 2^52
+#: (4.5e15): from there on one ulp of ||v|| is >= 1, so a float64 input cannot say where on its
+#: geodesic (of length 2 pi per turn) the endpoint lies; the result would be determined by the
+#: rounding of the implementation, not by the input (and the twins would differ by O(1)).
+EXP_MAX_STEP = 2.0**52
+
+#: Below this sum of squares :func:`norm2` rescales (the squares of entries below ~1e-146 would
+#: underflow and lose digits); above it the plain sum is exact to rounding.
+_NORM2_SMALL = 1e-290
+
+
+def norm2(a) -> float:
+    """Euclidean (Frobenius) norm of a float array, without overflow or underflow of the squares.
+
+    ``sqrt(sum a_i^2)`` is used when the sum of squares is a normal number; otherwise the array
+    is divided by its largest |entry| m first and the result is ``m * sqrt(sum (a_i/m)^2)``
+    (Blue 1978; LAPACK's dnrm2 does the same). The result is inf only when the norm itself
+    exceeds the float64 range (about 1.8e308), and NaN only for NaN input.
+    """
+    a = np.asarray(a, dtype=np.float64).ravel()
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        s = float(a @ a)
+    if _NORM2_SMALL <= s < math.inf:
+        return math.sqrt(s)
+    m = float(np.max(np.abs(a))) if a.size else 0.0
+    if not (0.0 < m < math.inf):
+        return m  # 0 for the zero vector; inf or NaN for non-finite input
+    b = a / m
+    with np.errstate(under="ignore"):
+        return m * math.sqrt(float(b @ b))
+
+
+def finite_or_raise(where: str, value, what: str = "result"):
+    """Return ``value`` unchanged if every entry is finite, else raise ``ValueError`` naming ``where``."""
+    arr = np.asarray(value, dtype=np.float64)
+    if np.all(np.isfinite(arr)):
+        return value
+    if arr.ndim == 0:
+        raise ValueError(f"{where}: the {what} overflows float64 (got {float(arr)})")
+    bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+    big = float(np.max(np.abs(arr[np.isfinite(arr)]), initial=0.0))
+    raise ValueError(f"{where}: the {what} overflows float64 ({bad} of {arr.size} entries are inf or NaN; "
+                     f"largest finite entry {big:.3e})")
+
+
+def positive_int(where: str, name: str, value) -> int:
+    """``value`` as an int >= 1 (ints, integral floats, NumPy integers), else ``ValueError``."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not (ok and math.isfinite(value) and int(value) == value and value >= 1):
+        raise ValueError(f"{where}: {name} must be a positive integer (got {value!r})")
+    return int(value)
 
 
 class Manifold(abc.ABC):
@@ -149,6 +230,12 @@ class Manifold(abc.ABC):
     def _tv(self, method: str, x: np.ndarray, v, name: str = "v") -> np.ndarray:
         return self._checked(method, name, v, lambda w: self._tangent_defect(x, w))
 
+    def _out(self, method: str, value, what: str = "result"):
+        """``value`` if it is finite; else ``ValueError("<Class>.<method>: the result overflows
+        float64 ...")``. Every public method returns through this (or an equivalent check):
+        a result that is not finite is an error, never a return value."""
+        return finite_or_raise(self._where(method), value, what)
+
     def _amb(self, method: str, w, name: str = "w") -> np.ndarray:
         if not self.validate:
             return np.asarray(w, dtype=np.float64)
@@ -161,7 +248,7 @@ class Manifold(abc.ABC):
 
     def norm(self, x, u) -> float:
         """Riemannian norm ||u||_x = sqrt(<u, u>_x)."""
-        return math.sqrt(max(self.inner(x, u, u), 0.0))
+        return self._out("norm", math.sqrt(max(self.inner(x, u, u), 0.0)))
 
     @abc.abstractmethod
     def proj(self, x, w) -> np.ndarray:
@@ -209,7 +296,7 @@ class Manifold(abc.ABC):
         x = self._pt("random_tangent", x)
         E = self.tangent_basis(x)
         z = rng.standard_normal(self.dim)
-        return np.tensordot(z, E, axes=1)
+        return self._out("random_tangent", np.tensordot(z, E, axes=1))
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
         return f"{self.name}(dim={self.dim})"

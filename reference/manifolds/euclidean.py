@@ -4,6 +4,12 @@ Every formula is the identity of flat geometry: Exp_x(v) = x + v, Log_x(y) = y -
 dist = ||x - y||, parallel transport is the identity, sectional curvature is 0.
 See ``proofs_notes/manifold_euclidean.md``.
 
+Domain: every finite real vector of length d is a point and a tangent vector. A result that
+overflows float64 (x + v, y - x, ||x - y|| or <u, v> beyond about 1.8e308) raises
+``ValueError`` naming the method; norms are evaluated without overflow of the squares
+(:func:`~prirfed.reference.manifolds.base.norm2`), so ||v|| is returned whenever it is itself a
+float64.
+
 Examples
 --------
 >>> import numpy as np
@@ -24,7 +30,7 @@ import math
 
 import numpy as np
 
-from .base import Manifold
+from .base import Manifold, norm2, positive_int
 
 __all__ = ["Euclidean"]
 
@@ -36,9 +42,7 @@ class Euclidean(Manifold):
 
     def __init__(self, d: int, validate: bool = True):
         super().__init__(validate)
-        if int(d) != d or d < 1:
-            raise ValueError(f"Euclidean: dimension d must be a positive integer (got {d!r})")
-        self.d = int(d)
+        self.d = positive_int("Euclidean", "dimension d", d)
         self.dim = self.d
         self.ambient_shape = (self.d,)
         self.curvature_bounds = (0.0, 0.0)
@@ -56,12 +60,13 @@ class Euclidean(Manifold):
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
-        return float(u @ v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("inner", float(u @ v))
 
     def norm(self, x, u):
         x = self._pt("norm", x)
         u = self._tv("norm", x, u, "u")
-        return float(np.linalg.norm(u))
+        return self._out("norm", norm2(u))
 
     def proj(self, x, w):
         self._pt("proj", x)
@@ -74,17 +79,20 @@ class Euclidean(Manifold):
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        return x + v
+        with np.errstate(over="ignore"):
+            return self._out("exp", x + v)
 
     def log(self, x, y):
         x = self._pt("log", x)
         y = self._pt("log", y, "y")
-        return y - x
+        with np.errstate(over="ignore"):
+            return self._out("log", y - x)
 
     def dist(self, x, y):
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
-        return float(np.linalg.norm(x - y))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("dist", norm2(x - y))
 
     def transp(self, x, y, v):
         x = self._pt("transp", x)

@@ -57,17 +57,23 @@ import math
 
 import numpy as np
 
-from .base import Manifold, as_float_array
+from .base import Manifold, as_float_array, norm2
 
 _TANGENT_FLOOR = 64.0 * 2.220446049250313e-16  # absolute floor of the tangency check, times x_0^2
 
-__all__ = ["Lorentz", "minkowski_inner", "time_coordinate", "tangent_inner", "chord", "sinhc",
-           "t_over_sinh", "chord_to_dist"]
+__all__ = ["Lorentz", "minkowski_inner", "time_coordinate", "tangent_inner", "tangent_norm", "chord", "sinhc",
+           "t_over_sinh", "chord_to_dist", "X0_MAX"]
 
 #: below this argument sinh(t)/t and t/sinh(t) are evaluated by their Taylor series
 SERIES_THRESHOLD = 1e-4
 #: below this norm a space part is not normalised (its square would underflow)
 TINY = 1e-150
+#: Domain of points: x_0 <= X0_MAX = 2^500 (3.3e150; distance acosh(2^500) = 347.3 from the origin).
+#: Every formula here forms products of two coordinates (x_0 y_0, ||x_bar||^2, <c_bar, s_bar>), and
+#: sums of d + 1 of them; with coordinates up to 2^500 these stay below (d + 1) 2^1002, finite for
+#: d < 2^21. Beyond, <x, x>_L + 1 cannot even be evaluated (x_0^2 overflows at 1.3e154), and the
+#: membership check used to compare inf with inf and accept any point (issue 19).
+X0_MAX = 2.0**500
 
 
 def minkowski_inner(u: np.ndarray, v: np.ndarray) -> float:
@@ -152,6 +158,20 @@ def tangent_inner(x: np.ndarray, u: np.ndarray, v: np.ndarray) -> float:
     return float(u_perp @ v_perp) + a_u * a_v / (1.0 + n2)
 
 
+def tangent_norm(x: np.ndarray, v: np.ndarray) -> float:
+    """||v||_x = sqrt(<v, v>_L) for v in T_x (:func:`tangent_inner`), without overflow or
+    underflow: when the squared norm is not a normal float64, v is divided by max |v_bar| first
+    (the metric is read from the space parts, so that scaling is exact up to rounding)."""
+    q = tangent_inner(x, v, v)
+    if 1e-290 <= q < math.inf:
+        return math.sqrt(q)
+    m = float(np.max(np.abs(v[1:])))
+    if not (0.0 < m < math.inf):
+        return m
+    w = v / m
+    return m * math.sqrt(max(0.0, tangent_inner(x, w, w)))
+
+
 def sinhc(t: float) -> float:
     """sinh(t)/t, the coefficient of v in Exp_x(v) (000 section 6.3); 1 at t = 0.
 
@@ -197,7 +217,12 @@ class Lorentz(Manifold):
     tol : float
         Relative tolerance of the membership checks: a point needs
         ``|<x, x>_L + 1| <= tol * x_0^2`` and ``x_0 > 0``; a tangent vector needs
-        ``|<x, v>_L| <= tol * x_0 * ||v||_2``.
+        ``|<x, v>_L| <= tol * x_0 * ||v||_2 + 64 eps x_0^2``.
+
+    Domain (issue 19; ``proofs_notes/manifold_lorentz.md``): points with ``0 < x_0 <= X0_MAX =
+    2^500`` (about distance 347 from the origin) that pass the membership check; tangent vectors
+    that pass theirs. ``exp`` refuses ``||v||_L > 700`` (cosh overflows) and results beyond the
+    domain (``x_0 > X0_MAX``); every other method returns finite results or raises.
     """
 
     exact_transport = True
@@ -223,9 +248,12 @@ class Lorentz(Manifold):
     def _point_defect(self, x):
         if not x[0] > 0:
             return f"x_0 = {x[0]:.3e} is not > 0 (the hyperboloid's upper sheet has x_0 >= 1)"
+        if not x[0] <= X0_MAX:
+            return (f"x_0 = {x[0]:.3e} is beyond the domain x_0 <= 2^500 = {X0_MAX:.2e} of this model "
+                    "(about distance 347 from the origin; <x, x>_L cannot be evaluated in float64 much further out)")
         defect = abs(minkowski_inner(x, x) + 1.0)
         bound = self.tol * x[0] * x[0]
-        if defect > bound:
+        if not defect <= bound:
             return (f"not on the hyperboloid (|<x, x>_L + 1| = {defect:.3e}, "
                     f"tolerance {bound:.3e} = {self.tol:.1e} * x_0^2)")
         return None
@@ -233,12 +261,16 @@ class Lorentz(Manifold):
     def _tangent_defect(self, x, v):
         # relative part: the rounding of a tangent vector of size ||v|| at x; absolute floor
         # 64 eps x_0^2: a near-cancelling sum of unit-scale tangent vectors (a gradient near an
-        # optimum) keeps a residue of that size along x however small the sum itself is
-        defect = abs(minkowski_inner(x, v))
-        bound = self.tol * x[0] * float(np.linalg.norm(v)) + _TANGENT_FLOOR * x[0] * x[0]
-        if defect > bound:
-            return (f"not tangent at x (|<x, v>_L| = {defect:.3e}, "
-                    f"tolerance {bound:.3e} = {self.tol:.1e} * x_0 * ||v||_2 + 64 eps x_0^2)")
+        # optimum) keeps a residue of that size along x however small the sum itself is.
+        # Evaluated on v / ||v||_2 so that <x, v>_L cannot overflow (x is in the domain).
+        nv = norm2(v)
+        if nv == 0.0:
+            return None
+        rel = abs(minkowski_inner(x, v / nv))
+        bound_rel = self.tol * x[0] + _TANGENT_FLOOR * x[0] * (x[0] / nv)
+        if not rel <= bound_rel:
+            return (f"not tangent at x (|<x, v>_L| = {rel * nv:.3e}, "
+                    f"tolerance {bound_rel * nv:.3e} = {self.tol:.1e} * x_0 * ||v||_2 + 64 eps x_0^2)")
         return None
 
     # ------------------------------------------------------------------ metric
@@ -247,19 +279,23 @@ class Lorentz(Manifold):
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
-        return tangent_inner(x, u, v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("inner", tangent_inner(x, u, v))
 
     def norm(self, x, u):
-        """||u||_x = sqrt(<u, u>_x) (a sum of squares in :func:`tangent_inner`, never < 0)."""
+        """||u||_x = sqrt(<u, u>_x) (a sum of squares in :func:`tangent_inner`, never < 0), by
+        :func:`tangent_norm` (no overflow before the norm itself overflows)."""
         x = self._pt("norm", x)
         u = self._tv("norm", x, u, "u")
-        return math.sqrt(max(0.0, tangent_inner(x, u, u)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("norm", tangent_norm(x, u))
 
     def proj(self, x, w):
         """L-orthogonal projection onto T_x: w + <x, w>_L x (the L-normal of T_x is span(x))."""
         x = self._pt("proj", x)
         w = self._amb("proj", w)
-        return w + minkowski_inner(x, w) * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("proj", w + minkowski_inner(x, w) * x)
 
     def egrad2rgrad(self, x, g):
         """Riemannian gradient proj_x(J g), J = diag(-1, 1, ..., 1).
@@ -271,7 +307,8 @@ class Lorentz(Manifold):
         g = self._amb("egrad2rgrad", g, "g")
         Jg = g.copy()
         Jg[0] = -Jg[0]
-        return Jg + minkowski_inner(x, Jg) * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("egrad2rgrad", Jg + minkowski_inner(x, Jg) * x)
 
     # ------------------------------------------------------------------ exp / log / dist
     def exp(self, x, v):
@@ -281,18 +318,22 @@ class Lorentz(Manifold):
         result is the formula's, and its time coordinate is sqrt(1 + ||y_bar||^2): all three use
         the same data, so a relative error in t cannot throw the result off H^d (the printed
         t = sqrt(<v, v>_L) does, by eps x_0^2 sinh(t)^2 / t at a far point).
+
+        Domain: ``||v||_L <= 700`` and a result with ``x_0 <= X0_MAX = 2^500``; else ``ValueError``.
         """
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        t = math.sqrt(max(0.0, tangent_inner(x, v, v)))
-        if t > 700.0:
+        with np.errstate(over="ignore", invalid="ignore"):
+            t = tangent_norm(x, v)
+        if not t <= 700.0:
             raise ValueError(f"Lorentz.exp: ||v||_L = {t:.6g} overflows cosh (limit 700)")
         y = np.empty_like(x)
         with np.errstate(over="ignore", invalid="ignore"):
             y[1:] = math.cosh(t) * x[1:] + sinhc(t) * v[1:]
             y[0] = time_coordinate(y[1:])
-        if not np.all(np.isfinite(y)):
-            raise ValueError(f"Lorentz.exp: result overflows float64 (x_0 = {x[0]:.3e}, ||v||_L = {t:.6g})")
+        if not (np.all(np.isfinite(y)) and y[0] <= X0_MAX):
+            raise ValueError(f"Lorentz.exp: the result overflows the domain of the model (x_0 = {y[0]:.3e} > 2^500 = "
+                             f"{X0_MAX:.2e}; from x_0 = {x[0]:.3e} with ||v||_L = {t:.6g})")
         return y
 
     def log(self, x, y):
@@ -308,7 +349,7 @@ class Lorentz(Manifold):
         v = np.empty_like(x)
         v[1:] = t_over_sinh(chord_to_dist(2.0 * h)) * (cb - h * x[1:])
         v[0] = float(x[1:] @ v[1:]) / time_coordinate(x[1:])
-        return v
+        return self._out("log", v)
 
     def dist(self, x, y):
         """dist(x, y) = 2 asinh(sqrt(<y-x, y-x>_L)/2) (= acosh(-<x, y>_L) of 000 section 6.3).
@@ -331,12 +372,13 @@ class Lorentz(Manifold):
         y = self._pt("transp", y, "y")
         v = self._tv("transp", x, v)
         cb, c0, h = chord(x, y)
-        v0 = float(x[1:] @ v[1:]) / time_coordinate(x[1:])
-        beta = (float(cb @ v[1:]) - c0 * v0) / (2.0 + h)
         w = np.empty_like(v)
-        w[1:] = v[1:] + beta * (x[1:] + y[1:])
-        w[0] = float(y[1:] @ w[1:]) / time_coordinate(y[1:])
-        return w
+        with np.errstate(over="ignore", invalid="ignore"):
+            v0 = float(x[1:] @ v[1:]) / time_coordinate(x[1:])
+            beta = (float(cb @ v[1:]) - c0 * v0) / (2.0 + h)
+            w[1:] = v[1:] + beta * (x[1:] + y[1:])
+            w[0] = float(y[1:] @ w[1:]) / time_coordinate(y[1:])
+        return self._out("transp", w)
 
     def retr(self, x, v):
         """The exponential map is the retraction (closed form, no cheaper second-order choice)."""
@@ -358,7 +400,7 @@ class Lorentz(Manifold):
         E = np.empty((d, d + 1))
         E[:, 0] = x[1:]
         E[:, 1:] = np.outer(x[1:], x[1:]) / (1.0 + x[0]) + np.eye(d)
-        return E
+        return self._out("tangent_basis", E)
 
     def origin(self) -> np.ndarray:
         """The point o = (1, 0, ..., 0)."""

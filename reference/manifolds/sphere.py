@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from .base import Manifold
+from .base import EXP_MAX_STEP, Manifold, norm2, positive_int
 
 __all__ = ["Sphere", "sinc", "SINC_SERIES_THRESHOLD", "ANTIPODAL_TOL"]
 
@@ -84,6 +84,13 @@ class Sphere(Manifold):
     (a (d+1)-term dot product carries at most (d+1) eps relative rounding). A point needs
     ``| ||x|| - 1 | <= tol``; a tangent vector ``|x^T v| <= tol * max(1, ||v||)``.
 
+    Domain (issue 19; ``proofs_notes/manifold_sphere.md``): points and tangent vectors are finite
+    real arrays of shape (d + 1,) passing the checks above; ``exp`` also needs
+    ``||v|| < EXP_MAX_STEP = 2^52`` (beyond, no float64 input determines the endpoint); ``retr``
+    needs ``||x + v||`` to be a float64 (< 1.8e308); ``log``/``transp`` refuse antipodal pairs and
+    ``inv_retr`` points outside the open hemisphere. Every result is finite (else ``ValueError``);
+    norms do not overflow before the norm itself does.
+
     The retraction is the projective one, ``R_x(v) = (x + v)/||x + v||`` (what Manopt's
     ``spherefactory`` uses and what 001's DP-PGD step does); its inverse
     ``R_x^{-1}(y) = y/(x^T y) - x`` exists on the open hemisphere ``x^T y > 0``. The algorithms of
@@ -94,9 +101,7 @@ class Sphere(Manifold):
 
     def __init__(self, d: int, validate: bool = True):
         super().__init__(validate)
-        if isinstance(d, bool) or int(d) != d or d < 1:
-            raise ValueError(f"Sphere: dimension d must be a positive integer (got {d!r})")
-        self.d = int(d)
+        self.d = positive_int("Sphere", "dimension d", d)
         self.dim = self.d
         self.ambient_shape = (self.d + 1,)
         self.curvature_bounds = (1.0, 1.0)
@@ -107,18 +112,19 @@ class Sphere(Manifold):
 
     # ------------------------------------------------------------------ checks
     def _point_defect(self, x):
-        defect = abs(float(np.linalg.norm(x)) - 1.0)
-        if defect > self.tol:
+        defect = abs(norm2(x) - 1.0)
+        if not defect <= self.tol:
             return f"x is not on the sphere (| ||x|| - 1 | = {defect:.1e}, tolerance {self.tol:.1e})"
         return None
 
     def _tangent_defect(self, x, v):
-        with np.errstate(over="ignore"):  # an overflowing ||v|| is reported by the method itself
-            nv = float(np.linalg.norm(v))
-        defect = abs(float(x @ v))
-        allowed = self.tol * max(1.0, nv)
-        if defect > allowed:
-            return (f"not tangent at x (|x^T v| = {defect:.1e}, tolerance {allowed:.1e} "
+        nv = norm2(v)
+        # |x^T v| <= tol max(1, ||v||), evaluated on v / max(1, ||v||) so that x^T v cannot overflow
+        s = max(1.0, nv)
+        rel = abs(float(x @ (v / s)))
+        if not rel <= self.tol:
+            allowed = self.tol * s
+            return (f"not tangent at x (|x^T v| = {rel * s:.1e}, tolerance {allowed:.1e} "
                     f"= {self.tol:.1e} * max(1, ||v|| = {nv:.3g}))")
         return None
 
@@ -146,25 +152,28 @@ class Sphere(Manifold):
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
-        return float(u @ v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("inner", float(u @ v))
 
     def norm(self, x, u):
         """||u||_x = ||u||_2."""
         x = self._pt("norm", x)
         u = self._tv("norm", x, u, "u")
-        return float(np.linalg.norm(u))
+        return self._out("norm", norm2(u))
 
     def proj(self, x, w):
         """P_x w = (I - x x^T) w = w - (x^T w) x (001 section 5.1; 004 slides P_x)."""
         x = self._pt("proj", x)
         w = self._amb("proj", w)
-        return w - (x @ w) * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("proj", w - (x @ w) * x)
 
     def egrad2rgrad(self, x, g):
         """grad f(x) = (I - x x^T) nabla f(x) (001 section 5.1): the projection of the Euclidean gradient."""
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
-        return g - (x @ g) * x
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("egrad2rgrad", g - (x @ g) * x)
 
     # ------------------------------------------------------------------ geodesics
     def exp(self, x, v):
@@ -177,15 +186,18 @@ class Sphere(Manifold):
         rounding error of ||x|| by a constant factor per step (1.28 per round at 000 Fig. 1's step
         1/(2 L_g), from 2e-16 to 1.4e-6 in 100 rounds), found by the verified-trainer benchmark;
         ``test_exp_keeps_iterated_gradient_steps_on_the_sphere``.
+
+        Domain: ``||v|| < 2^52`` (:data:`~prirfed.reference.manifolds.base.EXP_MAX_STEP`); t = ||v|| is
+        evaluated without overflow (:func:`~prirfed.reference.manifolds.base.norm2`).
         """
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        with np.errstate(over="ignore"):
-            t = float(np.linalg.norm(v))
-        if not math.isfinite(t):
-            raise ValueError(f"Sphere.exp: ||v|| overflows (entries up to {np.max(np.abs(v)):.3e})")
+        t = norm2(v)
+        if not t < EXP_MAX_STEP:
+            raise ValueError(f"Sphere.exp: ||v|| = {t:.3e} is not below 2^52 = {EXP_MAX_STEP:.2e}: one ulp of ||v|| "
+                             "is then >= 1 radian, so no float64 input determines where the geodesic ends")
         y = math.cos(t) * x + sinc(t) * v
-        return y / float(np.linalg.norm(y))
+        return self._out("exp", y / norm2(y))
 
     def dist(self, x, y):
         """dist(x, y) = 2 atan2(||x - y||, ||x + y||), the angle between x and y.
@@ -195,7 +207,7 @@ class Sphere(Manifold):
         """
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
-        return 2.0 * math.atan2(float(np.linalg.norm(x - y)), float(np.linalg.norm(x + y)))
+        return 2.0 * math.atan2(norm2(x - y), norm2(x + y))
 
     def log(self, x, y):
         """Log_x(y) = theta P_x y / ||P_x y||, theta = dist(x, y) (004 slides, with arccos(x^T y) replaced).
@@ -240,19 +252,22 @@ class Sphere(Manifold):
             return v.copy()
         u = p / s
         a = s * s / (1.0 + c) if c >= 0.0 else 1.0 - c
-        return v - float(u @ v) * (a * u + s * x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("transp", v - float(u @ v) * (a * u + s * x))
 
     # ------------------------------------------------------------------ retraction
     def retr(self, x, v):
-        """Projective retraction R_x(v) = (x + v)/||x + v|| (Absil et al. 2008, Example 4.1.1)."""
+        """Projective retraction R_x(v) = (x + v)/||x + v|| (Absil et al. 2008, Example 4.1.1).
+
+        Domain: every tangent v with ||x + v|| below the float64 range (the norm is evaluated
+        without overflow of the squares, so ||v|| up to about 1e308 / sqrt(d + 1) is fine)."""
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
         s = x + v
-        with np.errstate(over="ignore"):
-            n = float(np.linalg.norm(s))
+        n = norm2(s)
         if not math.isfinite(n):
-            raise ValueError(f"Sphere.retr: ||x + v|| overflows (entries up to {np.max(np.abs(v)):.3e})")
-        return s / n
+            raise ValueError(f"Sphere.retr: ||x + v|| overflows float64 (entries up to {np.max(np.abs(v)):.3e})")
+        return self._out("retr", s / n)
 
     def inv_retr(self, x, y):
         """R_x^{-1}(y) = y/(x^T y) - x = P_x y / (x^T y), defined for x^T y > 0.

@@ -241,21 +241,21 @@ def test_kernels_refuse_antipodes_and_batches_name_the_index():
     M = VerSphere(2)
     X = np.array([x, x, x])
     Y = np.array([x, [1.0, 0, 0], -x])
-    with pytest.raises(ValueError, match=r"Sphere\.log_batch: Y\[2\] is \(numerically\) antipodal"):
+    with pytest.raises(ValueError, match=r"Sphere\.log_batch: row 2: y is \(numerically\) antipodal"):
         M.log_batch(X, Y)
-    with pytest.raises(ValueError, match=r"Sphere\.transp_batch: Y\[2\] is \(numerically\) antipodal"):
+    with pytest.raises(ValueError, match=r"Sphere\.transp_batch: row 2: y is \(numerically\) antipodal"):
         M.transp_batch(X, Y, np.array([[1.0, 0, 0]] * 3))
-    with pytest.raises(ValueError, match=r"Sphere\.dist_batch: Y\[1\] is not on the sphere"):
+    with pytest.raises(ValueError, match=r"Sphere\.dist_batch: row 1: y: x is not on the sphere"):
         M.dist_batch(X, np.array([x, 2 * x, x]))
-    with pytest.raises(ValueError, match=r"Sphere\.exp_batch: V\[0\] is not tangent at X\[0\]"):
+    with pytest.raises(ValueError, match=r"Sphere\.exp_batch: row 0: v: not tangent at x"):
         M.exp_batch(X, X)
     with pytest.raises(ValueError, match=r"Sphere\.exp_batch: V has shape \(3, 4\), expected \(n, 3\)"):
         M.exp_batch(X, np.zeros((3, 4)))
     with pytest.raises(ValueError, match=r"Sphere\.exp_batch: stacks have different lengths"):
         M.exp_batch(X, np.zeros((2, 3)))
-    with pytest.raises(ValueError, match=r"Sphere\.exp_batch: \|\|V\[1\]\|\| overflows"):
+    with pytest.raises(ValueError, match=r"Sphere\.exp_batch: row 1: \|\|v\|\| = 1\.000e\+200 is not below 2\^52"):
         M.exp_batch(X[:2], np.array([[0.0, 0.0, 0.0], [1e200, 0.0, 0.0]]))
-    with pytest.raises(ValueError, match=r"Sphere\.log_batch: X\[1\] has non-finite"):
+    with pytest.raises(ValueError, match=r"Sphere\.log_batch: row 1: x has 1 non-finite"):
         M.log_batch(np.array([x, [np.nan, 0, 1]]), np.array([x, x]))
 
 
@@ -443,7 +443,7 @@ def test_bad_input(cls):
         M.check_point(np.array([0.0, 0.0, 1.0 + 1e-6]))
     with pytest.raises(ValueError, match=r"Sphere\.exp: v: not tangent at x \(\|x\^T v\| = 1\.0e-03"):
         M.exp(x, np.array([1.0, 0.0, 1e-3]))
-    with pytest.raises(ValueError, match=r"Sphere\.exp: \|\|v\|\| overflows"):
+    with pytest.raises(ValueError, match=r"Sphere\.exp: \|\|v\|\| = 1\.414e\+200 is not below 2\^52"):
         M.exp(x, np.array([1e200, 1e200, 0.0]))
     with pytest.raises(ValueError, match=r"Sphere\.log: y has shape \(2,\), expected \(3,\)"):
         M.log(x, np.array([1.0, 0.0]))

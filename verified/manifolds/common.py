@@ -24,7 +24,8 @@ def same_n(where: str, *arrays) -> None:
 
 class KernelMetric:
     """``inner``, ``norm``, ``proj`` and ``egrad2rgrad`` of a verified manifold: validate with the
-    reference's checks, then call the njit kernels of the module named by ``_kernels``.
+    reference's checks, then call the njit kernels of the module named by ``_kernels``; a result
+    that is not finite raises as in the reference (``Manifold._out``).
 
     A verified class lists this mixin before its reference class and sets ``_kernels`` to its own
     module (which defines ``inner_kernel``, ``proj_kernel``, ``egrad2rgrad_kernel`` and, optionally,
@@ -37,7 +38,7 @@ class KernelMetric:
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
-        return float(self._kernels.inner_kernel(contiguous(x), contiguous(u), contiguous(v)))
+        return self._out("inner", float(self._kernels.inner_kernel(contiguous(x), contiguous(u), contiguous(v))))
 
     def norm(self, x, u):
         x = self._pt("norm", x)
@@ -45,15 +46,15 @@ class KernelMetric:
         x, u = contiguous(x), contiguous(u)
         norm_kernel = getattr(self._kernels, "norm_kernel", None)
         if norm_kernel is not None:
-            return float(norm_kernel(x, u))
-        return float(np.sqrt(self._kernels.inner_kernel(x, u, u)))
+            return self._out("norm", float(norm_kernel(x, u)))
+        return self._out("norm", float(np.sqrt(self._kernels.inner_kernel(x, u, u))))
 
     def proj(self, x, w):
         x = self._pt("proj", x)
         w = self._amb("proj", w)
-        return self._kernels.proj_kernel(contiguous(x), contiguous(w))
+        return self._out("proj", self._kernels.proj_kernel(contiguous(x), contiguous(w)))
 
     def egrad2rgrad(self, x, g):
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
-        return self._kernels.egrad2rgrad_kernel(contiguous(x), contiguous(g))
+        return self._out("egrad2rgrad", self._kernels.egrad2rgrad_kernel(contiguous(x), contiguous(g)))

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from prirfed.reference.manifolds.euclidean import Euclidean as _ReferenceEuclidean
-from .common import same_n as _same_n
+from ._checks import BatchRows, norm2_kernel
 
 __all__ = ["Euclidean", "exp_kernel", "log_kernel", "dist_kernel", "transp_kernel",
            "exp_batch", "log_batch", "dist_batch", "transp_batch"]
@@ -37,11 +37,8 @@ def log_kernel(x, y):
 
 @njit(cache=True)
 def dist_kernel(x, y):
-    s = 0.0
-    for k in range(x.shape[0]):
-        t = x[k] - y[k]
-        s += t * t
-    return np.sqrt(s)
+    """||x - y||_2 without overflow of the squares (inf only if x - y or its norm overflows)."""
+    return norm2_kernel(x - y)
 
 
 @njit(cache=True)
@@ -81,23 +78,23 @@ def transp_batch(X, Y, V):
     return out
 
 
-class Euclidean(_ReferenceEuclidean):
-    """R^d; same API as the reference, geometry in Numba."""
+class Euclidean(BatchRows, _ReferenceEuclidean):
+    """R^d; same API as the reference, geometry in Numba; results that overflow raise as there."""
 
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        return exp_kernel(np.ascontiguousarray(x), np.ascontiguousarray(v))
+        return self._out("exp", exp_kernel(np.ascontiguousarray(x), np.ascontiguousarray(v)))
 
     def log(self, x, y):
         x = self._pt("log", x)
         y = self._pt("log", y, "y")
-        return log_kernel(np.ascontiguousarray(x), np.ascontiguousarray(y))
+        return self._out("log", log_kernel(np.ascontiguousarray(x), np.ascontiguousarray(y)))
 
     def dist(self, x, y):
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
-        return float(dist_kernel(np.ascontiguousarray(x), np.ascontiguousarray(y)))
+        return self._out("dist", float(dist_kernel(np.ascontiguousarray(x), np.ascontiguousarray(y))))
 
     def transp(self, x, y, v):
         x = self._pt("transp", x)
@@ -111,38 +108,12 @@ class Euclidean(_ReferenceEuclidean):
     def inv_retr(self, x, y):
         return self.log(x, y)
 
-    # batched: stacks of shape (n, *ambient_shape)
-    def _stack(self, method, A, name):
-        A = np.ascontiguousarray(np.asarray(A, dtype=np.float64))
-        if A.ndim != 2 or A.shape[1:] != self.ambient_shape:
-            raise ValueError(f"{self._where(method)}: {name} has shape {A.shape}, expected (n, {self.d})")
-        if self.validate and not np.all(np.isfinite(A)):
-            raise ValueError(f"{self._where(method)}: {name} has non-finite entries")
-        return A
+    # batched (BatchRows): every finite row is a point and a tangent vector
+    def _clearly_points(self, X):
+        return np.all(np.isfinite(X), axis=1)
 
-    def exp_batch(self, X, V):
-        X = self._stack("exp_batch", X, "X")
-        V = self._stack("exp_batch", V, "V")
-        _same_n("Euclidean.exp_batch", X, V)
-        return exp_batch(X, V)
-
-    def log_batch(self, X, Y):
-        X = self._stack("log_batch", X, "X")
-        Y = self._stack("log_batch", Y, "Y")
-        _same_n("Euclidean.log_batch", X, Y)
-        return log_batch(X, Y)
-
-    def dist_batch(self, X, Y):
-        X = self._stack("dist_batch", X, "X")
-        Y = self._stack("dist_batch", Y, "Y")
-        _same_n("Euclidean.dist_batch", X, Y)
-        return dist_batch(X, Y)
-
-    def transp_batch(self, X, Y, V):
-        X = self._stack("transp_batch", X, "X")
-        Y = self._stack("transp_batch", Y, "Y")
-        V = self._stack("transp_batch", V, "V")
-        _same_n("Euclidean.transp_batch", X, Y, V)
-        return transp_batch(X, Y, V)
+    def _clearly_tangents(self, X, V):
+        return np.all(np.isfinite(V), axis=1)
 
 
+Euclidean._batch_kernels = {"exp": exp_batch, "log": log_batch, "dist": dist_batch, "transp": transp_batch}

@@ -13,8 +13,10 @@ return plain float64 arrays, so samplers and trainers can call them from other n
     chord_kernel(x, y)
 
 and batched versions over stacks of shape (n, d+1): exp_batch, log_batch, dist_batch,
-transp_batch. Kernels do not validate (the class's public methods do), except that
-``exp_kernel`` raises ``ValueError`` instead of returning a non-finite point.
+transp_batch. Kernels do not validate their inputs (the class's public methods do); their domain
+is the reference's (points with x_0 <= X0_MAX = 2^500): ``exp_kernel`` raises ``ValueError`` when
+||v||_L > 700 or the result leaves the domain, ``transp_kernel`` when its result overflows, so no
+kernel returns a non-finite point or vector (issue 19).
 
 Examples
 --------
@@ -38,7 +40,8 @@ from numba import njit
 
 from prirfed.reference.manifolds.lorentz import SERIES_THRESHOLD, TINY
 from prirfed.reference.manifolds.lorentz import Lorentz as _ReferenceLorentz
-from .common import KernelMetric, contiguous as _c, same_n as _same_n
+from ._checks import BatchRows
+from .common import KernelMetric, contiguous as _c
 
 __all__ = [
     "Lorentz",
@@ -51,6 +54,7 @@ __all__ = [
 
 _THRESHOLD = SERIES_THRESHOLD
 _TINY = TINY
+_X0_MAX = 3.273390607896142e150  # = reference X0_MAX = 2^500 (a literal: Numba caches globals)
 
 
 @njit(cache=True)
@@ -89,9 +93,44 @@ def inner_kernel(x, u, v):
     return s + a_u * a_v / (1.0 + n2)
 
 
+@njit(cache=True)
+def _norm_scaled(x, u):
+    """||u||_x with u divided by max |u_bar| first (reference: tangent_norm, the rare path)."""
+    m = 0.0
+    for i in range(1, u.shape[0]):
+        if not abs(u[i]) <= m:
+            m = abs(u[i])
+    if not (0.0 < m < math.inf):
+        return m
+    w = u / m
+    return m * math.sqrt(max(0.0, inner_kernel(x, w, w)))
+
+
 @njit(cache=True, inline="always")
 def norm_kernel(x, u):
-    return math.sqrt(max(0.0, inner_kernel(x, u, u)))
+    """||u||_x without overflow or underflow of <u, u>_x (reference: tangent_norm)."""
+    q = inner_kernel(x, u, u)
+    if 1e-290 <= q < math.inf:
+        return math.sqrt(q)
+    return _norm_scaled(x, u)
+
+
+@njit(cache=True)
+def _refuse_exp():
+    raise ValueError("Lorentz.exp: ||v||_L > 700 or the result overflows the domain x_0 <= 2^500 of the model")
+
+
+@njit(cache=True)
+def _refuse_nonfinite():
+    raise ValueError("Lorentz.transp: the result overflows float64")
+
+
+@njit(cache=True)
+def _finite(a):
+    for t in a:
+        if not np.isfinite(t):
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -210,6 +249,7 @@ def _exp_into(x, v, out):
         out[i] = yi
         s += yi * yi
     out[0] = math.sqrt(1.0 + s)
+    return t
 
 
 @njit(cache=True, inline="always")
@@ -253,15 +293,17 @@ def _transp_into(x, y, v, out):
 
 @njit(cache=True)
 def exp_kernel(x, v):
+    """cosh(t) x + sinhc(t) v, t = ||v||_x; raises ValueError unless t <= 700 and x_0 <= 2^500 for the result."""
     out = np.empty(x.shape[0])
-    _exp_into(x, v, out)
-    if not np.isfinite(out[0]):
-        raise ValueError("Lorentz.exp: result overflows float64")
+    t = _exp_into(x, v, out)
+    if not (t <= 700.0 and out[0] <= _X0_MAX):
+        _refuse_exp()
     return out
 
 
 @njit(cache=True)
 def log_kernel(x, y):
+    """Log_x(y) for x, y in the domain (x_0, y_0 <= 2^500): finite by construction."""
     out = np.empty(x.shape[0])
     log_into(x, y, out)
     return out
@@ -275,8 +317,11 @@ def dist_kernel(x, y):
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
+    """Parallel transport x -> y; raises ValueError if the result overflows (huge v at far points)."""
     out = np.empty(x.shape[0])
     _transp_into(x, y, v, out)
+    if not _finite(out):
+        _refuse_nonfinite()
     return out
 
 
@@ -307,10 +352,9 @@ def tangent_basis_kernel(x):
 def exp_batch(X, V):
     out = np.empty_like(X)
     for i in range(X.shape[0]):
-        _exp_into(X[i], V[i], out[i])
-    for i in range(X.shape[0]):
-        if not np.isfinite(out[i, 0]):
-            raise ValueError("Lorentz.exp: result overflows float64")
+        t = _exp_into(X[i], V[i], out[i])
+        if not (t <= 700.0 and out[i, 0] <= _X0_MAX):
+            _refuse_exp()
     return out
 
 
@@ -339,21 +383,13 @@ def transp_batch(X, Y, V):
 
 
 @njit(cache=True)
-def _norm_rows(X, V):
-    out = np.empty(X.shape[0])
-    for i in range(X.shape[0]):
-        out[i] = norm_kernel(X[i], V[i])
-    return out
-
-
-@njit(cache=True)
 def _point_clearly_ok(x, tol):
     """Fast pre-check: finite, x_0 > 0 and |<x,x>_L + 1| <= tol x_0^2 / 2 (half the reference
     tolerance, so every input near the boundary goes through the reference check)."""
     for i in range(x.shape[0]):
         if not np.isfinite(x[i]):
             return False
-    if not x[0] > 0.0:
+    if not 0.0 < x[0] <= _X0_MAX:
         return False
     return abs(minkowski_kernel(x, x) + 1.0) <= 0.5 * tol * x[0] * x[0]
 
@@ -366,6 +402,8 @@ def _tangent_clearly_ok(x, v, tol):
         if not np.isfinite(v[i]):
             return False
         s += v[i] * v[i]
+    if not s <= 1e300:  # huge v: leave it to the reference's overflow-free check
+        return False
     return abs(minkowski_kernel(x, v)) <= 0.5 * tol * x[0] * math.sqrt(s)
 
 
@@ -375,8 +413,10 @@ def _fast(a, shape):
 
 
 
-class Lorentz(KernelMetric, _ReferenceLorentz):
-    """H^d in the hyperboloid model; same API as the reference, geometry in Numba."""
+class Lorentz(BatchRows, KernelMetric, _ReferenceLorentz):
+    """H^d in the hyperboloid model; same API as the reference, geometry in Numba. Where a kernel
+    refuses (a step beyond the domain, an overflow) the reference method is called on the same
+    input, so the refusal carries the reference's message."""
 
     # validation: a Numba pre-check accepts inputs that are clearly valid (half the tolerance);
     # everything else goes through the reference check, which decides and writes the message.
@@ -394,27 +434,29 @@ class Lorentz(KernelMetric, _ReferenceLorentz):
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        x, v = _c(x), _c(v)
-        t = norm_kernel(x, v)
-        if t > 700.0:
-            raise ValueError(f"Lorentz.exp: ||v||_L = {t:.6g} overflows cosh (limit 700)")
-        return exp_kernel(x, v)
+        try:
+            return exp_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().exp(x, v)
 
     def log(self, x, y):
         x = self._pt("log", x)
         y = self._pt("log", y, "y")
-        return log_kernel(_c(x), _c(y))
+        return self._out("log", log_kernel(_c(x), _c(y)))
 
     def dist(self, x, y):
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
-        return float(dist_kernel(_c(x), _c(y)))
+        return self._out("dist", float(dist_kernel(_c(x), _c(y))))
 
     def transp(self, x, y, v):
         x = self._pt("transp", x)
         y = self._pt("transp", y, "y")
         v = self._tv("transp", x, v)
-        return transp_kernel(_c(x), _c(y), _c(v))
+        try:
+            return transp_kernel(_c(x), _c(y), _c(v))
+        except ValueError:
+            return super().transp(x, y, v)
 
     def retr(self, x, v):
         return self.exp(x, v)
@@ -424,78 +466,20 @@ class Lorentz(KernelMetric, _ReferenceLorentz):
 
     def tangent_basis(self, x):
         x = self._pt("tangent_basis", x)
-        return tangent_basis_kernel(_c(x))
+        return self._out("tangent_basis", tangent_basis_kernel(_c(x)))
 
-    # ------------------------------------------------------------------ batched
-    def _stack(self, method, A, name):
-        where = self._where(method)
-        try:
-            A = np.ascontiguousarray(np.asarray(A, dtype=np.float64))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
-        if A.ndim != 2 or A.shape[1:] != self.ambient_shape:
-            raise ValueError(f"{where}: {name} has shape {A.shape}, expected (n, {self.d + 1})")
-        if self.validate and not np.all(np.isfinite(A)):
-            bad = int(np.argmax(~np.all(np.isfinite(A), axis=1)))
-            raise ValueError(f"{where}: {name} has non-finite entries (first in row {bad})")
-        return A
+    # ------------------------------------------------------------------ batched (BatchRows)
+    def _clearly_points(self, X):
+        x0 = X[:, 0]
+        finite = np.all(np.isfinite(X), axis=1)
+        defect = np.abs(_rows_minkowski(X, X) + 1.0)
+        return finite & (x0 > 0) & (x0 <= _X0_MAX) & (defect <= 0.5 * self.tol * x0 * x0)
 
-    def _stack_points(self, method, X, name):
-        """Vectorised membership check of every row (message from _point_defect of the first bad row)."""
-        X = self._stack(method, X, name)
-        if self.validate and X.shape[0]:
-            x0 = X[:, 0]
-            defect = np.abs(_rows_minkowski(X, X) + 1.0)
-            bad = ~((x0 > 0) & (defect <= self.tol * x0 * x0))
-            if np.any(bad):
-                i = int(np.argmax(bad))
-                raise ValueError(f"{self._where(method)}: {name}[{i}]: {self._point_defect(X[i])}")
-        return X
-
-    def _stack_tangents(self, method, X, V, name):
-        V = self._stack(method, V, name)
-        if self.validate and V.shape[0]:
-            defect = np.abs(_rows_minkowski(X, V))
-            bad = ~(defect <= self.tol * X[:, 0] * np.linalg.norm(V, axis=1))
-            if np.any(bad):
-                i = int(np.argmax(bad))
-                raise ValueError(f"{self._where(method)}: {name}[{i}]: {self._tangent_defect(X[i], V[i])}")
-        return V
-
-    def exp_batch(self, X, V):
-        X = self._stack_points("exp_batch", X, "X")
-        _same_n("Lorentz.exp_batch", X, self._stack("exp_batch", V, "V"))
-        V = self._stack_tangents("exp_batch", X, V, "V")
-        if V.shape[0]:
-            t = _norm_rows(X, V)
-            if np.max(t) > 700.0:
-                i = int(np.argmax(t))
-                raise ValueError(f"Lorentz.exp_batch: ||V[{i}]||_L = {t[i]:.6g} overflows cosh (limit 700)")
-        try:
-            return exp_batch(X, V)
-        except ValueError:
-            t = _norm_rows(X, V)
-            raise ValueError(f"Lorentz.exp_batch: a result overflows float64 (max ||V[i]||_L = {np.max(t):.6g}, "
-                             f"max x_0 = {np.max(X[:, 0]):.6g})") from None
-
-    def log_batch(self, X, Y):
-        X = self._stack_points("log_batch", X, "X")
-        Y = self._stack_points("log_batch", Y, "Y")
-        _same_n("Lorentz.log_batch", X, Y)
-        return log_batch(X, Y)
-
-    def dist_batch(self, X, Y):
-        X = self._stack_points("dist_batch", X, "X")
-        Y = self._stack_points("dist_batch", Y, "Y")
-        _same_n("Lorentz.dist_batch", X, Y)
-        return dist_batch(X, Y)
-
-    def transp_batch(self, X, Y, V):
-        X = self._stack_points("transp_batch", X, "X")
-        Y = self._stack_points("transp_batch", Y, "Y")
-        _same_n("Lorentz.transp_batch", X, Y, self._stack("transp_batch", V, "V"))
-        V = self._stack_tangents("transp_batch", X, V, "V")
-        return transp_batch(X, Y, V)
+    def _clearly_tangents(self, X, V):
+        finite = np.all(np.isfinite(V), axis=1)
+        nv = np.linalg.norm(V, axis=1)
+        defect = np.abs(_rows_minkowski(X, V))
+        return finite & (nv <= 1e150) & (defect <= 0.5 * self.tol * X[:, 0] * nv)
 
 
 def _rows_minkowski(U, V):
@@ -503,3 +487,4 @@ def _rows_minkowski(U, V):
 
 
 Lorentz._kernels = sys.modules[__name__]  # KernelMetric calls this module's kernels
+Lorentz._batch_kernels = {"exp": exp_batch, "log": log_batch, "dist": dist_batch, "transp": transp_batch}

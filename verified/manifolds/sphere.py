@@ -37,9 +37,10 @@ import sys
 import numpy as np
 from numba import njit
 
-from prirfed.reference.manifolds.sphere import ANTIPODAL_TOL
+from prirfed.reference.manifolds.sphere import ANTIPODAL_TOL  # noqa: F401  (the literal _ANTI below equals it)
 from prirfed.reference.manifolds.sphere import Sphere as _ReferenceSphere
-from .common import KernelMetric, contiguous as _c, same_n as _same_n
+from ._checks import BatchRows, norm2_kernel
+from .common import KernelMetric, contiguous as _c
 
 __all__ = ["Sphere", "sinc_kernel", "inner_kernel", "norm_kernel", "proj_kernel", "egrad2rgrad_kernel",
            "exp_kernel", "log_kernel", "dist_kernel", "transp_kernel", "retr_kernel", "inv_retr_kernel",
@@ -51,6 +52,7 @@ __all__ = ["Sphere", "sinc_kernel", "inner_kernel", "norm_kernel", "proj_kernel"
 # tests/manifolds/test_sphere.py::test_verified_constants_match_reference keeps them equal.
 _ANTI = 1.4901161193847656e-08  # = reference ANTIPODAL_TOL = sqrt(eps)
 _SERIES = 1e-4  # = reference SINC_SERIES_THRESHOLD
+_MAX_STEP = 4503599627370496.0  # = reference base.EXP_MAX_STEP = 2^52
 
 
 @njit(cache=True)
@@ -73,7 +75,18 @@ def _dot(a, b):
 
 @njit(cache=True)
 def _norm(a):
-    return math.sqrt(_dot(a, a))
+    """||a||_2 without overflow or underflow of the squares (reference: base.norm2)."""
+    return norm2_kernel(a)
+
+
+@njit(cache=True)
+def _refuse_step(t):
+    raise ValueError("Sphere.exp: ||v|| is not below 2^52 (EXP_MAX_STEP): no float64 input determines the endpoint")
+
+
+@njit(cache=True)
+def _refuse_retr():
+    raise ValueError("Sphere.retr: ||x + v|| overflows float64")
 
 
 @njit(cache=True)
@@ -120,6 +133,8 @@ def egrad2rgrad_kernel(x, g):
 @njit(cache=True)
 def _exp_into(x, v, out):
     t = _norm(v)
+    if not t < _MAX_STEP:
+        _refuse_step(t)
     c = math.cos(t)
     s = sinc_kernel(t)
     for k in range(x.shape[0]):
@@ -131,7 +146,7 @@ def _exp_into(x, v, out):
 
 @njit(cache=True)
 def exp_kernel(x, v):
-    """Exp_x(v) = cos(t) x + sinc(t) v, t = ||v||."""
+    """Exp_x(v) = cos(t) x + sinc(t) v, t = ||v||; raises ValueError unless t < 2^52 (the domain)."""
     out = np.empty(x.shape[0])
     _exp_into(x, v, out)
     return out
@@ -235,12 +250,14 @@ def transp_kernel(x, y, v):
 
 @njit(cache=True)
 def retr_kernel(x, v):
-    """(x + v)/||x + v||."""
+    """(x + v)/||x + v||; raises ValueError if ||x + v|| overflows (the norm itself is overflow-free)."""
     n = x.shape[0]
     s = np.empty(n)
     for k in range(n):
         s[k] = x[k] + v[k]
     nrm = _norm(s)
+    if not nrm < math.inf:
+        _refuse_retr()
     for k in range(n):
         s[k] = s[k] / nrm
     return s
@@ -331,16 +348,19 @@ def transp_batch(X, Y, V):
 
 
 
-class Sphere(KernelMetric, _ReferenceSphere):
-    """S^d; same API and validation as the reference, geometry in Numba kernels."""
+class Sphere(BatchRows, KernelMetric, _ReferenceSphere):
+    """S^d; same API and validation as the reference, geometry in Numba kernels. Where a kernel
+    refuses (antipodes, a step beyond the domain, an overflow), the reference method is called
+    on the same input so that the refusal carries the reference's message."""
 
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        out = exp_kernel(_c(x), _c(v))
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"Sphere.exp: ||v|| overflows (entries up to {np.max(np.abs(v)):.3e})")
-        return out
+        try:
+            out = exp_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().exp(x, v)
+        return self._out("exp", out)
 
     def dist(self, x, y):
         x = self._pt("dist", x)
@@ -354,8 +374,7 @@ class Sphere(KernelMetric, _ReferenceSphere):
         try:
             return log_kernel(x, y)
         except ValueError:
-            self._refuse_antipodal("log", x, y)
-            raise
+            return super().log(x, y)
 
     def transp(self, x, y, v):
         x = self._pt("transp", x)
@@ -363,18 +382,19 @@ class Sphere(KernelMetric, _ReferenceSphere):
         v = self._tv("transp", x, v)
         x, y = _c(x), _c(y)
         try:
-            return transp_kernel(x, y, _c(v))
+            out = transp_kernel(x, y, _c(v))
         except ValueError:
-            self._refuse_antipodal("transp", x, y)
-            raise
+            return super().transp(x, y, v)
+        return self._out("transp", out)
 
     def retr(self, x, v):
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        out = retr_kernel(_c(x), _c(v))
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"Sphere.retr: ||x + v|| overflows (entries up to {np.max(np.abs(v)):.3e})")
-        return out
+        try:
+            out = retr_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().retr(x, v)
+        return self._out("retr", out)
 
     def inv_retr(self, x, y):
         x = self._pt("inv_retr", x)
@@ -382,94 +402,22 @@ class Sphere(KernelMetric, _ReferenceSphere):
         try:
             return inv_retr_kernel(_c(x), _c(y))
         except ValueError:
-            c = float(np.dot(x, y))
-            raise ValueError(f"Sphere.inv_retr: y is not in the open hemisphere x^T y > 0 reached by retr "
-                             f"(x^T y = {c:.2e}, threshold {ANTIPODAL_TOL:.2e})") from None
+            return super().inv_retr(x, y)
 
     def tangent_basis(self, x):
         x = self._pt("tangent_basis", x)
         return tangent_basis_kernel(_c(x))
 
-    # ------------------------------------------------------------------ batched
-    # Validation of stacks runs in one njit pass per stack (_row_stats); outputs are allocated by
-    # NumPy (which asks the kernel for huge pages on large arrays) and filled by the *_into kernels.
-    def _stack(self, method, A, name, X=None):
-        """Shape-check a stack; when validating, check finiteness, and unit norms (X is None) or
-        tangency to the rows of X. Returns (A, row norms or None)."""
-        where = self._where(method)
-        try:
-            A = np.ascontiguousarray(np.asarray(A, dtype=np.float64))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
-        if A.ndim != 2 or A.shape[1:] != self.ambient_shape:
-            raise ValueError(f"{where}: {name} has shape {A.shape}, expected (n, {self.d + 1})")
-        if not self.validate or A.shape[0] == 0:
-            return A
-        if X is not None and X.shape[0] != A.shape[0]:
-            raise ValueError(f"{where}: stacks have different lengths {sorted({X.shape[0], A.shape[0]})}")
-        finite, norms, dots = _row_stats(A, A if X is None else X)
-        if not finite.all():
-            i = int(np.argmin(finite))
-            raise ValueError(f"{where}: {name}[{i}] has non-finite entries (NaN or inf)")
-        if X is None:
-            defect = np.abs(norms - 1.0)
-            i = int(np.argmax(defect))
-            if defect[i] > self.tol:
-                raise ValueError(f"{where}: {name}[{i}] is not on the sphere (| ||x|| - 1 | = {defect[i]:.1e}, "
-                                 f"tolerance {self.tol:.1e})")
-        else:
-            if not np.all(np.isfinite(norms)):
-                i = int(np.argmin(np.isfinite(norms)))
-                raise ValueError(f"{where}: ||{name}[{i}]|| overflows")
-            excess = np.abs(dots) / (self.tol * np.maximum(1.0, norms))
-            i = int(np.argmax(excess))
-            if excess[i] > 1.0:
-                raise ValueError(f"{where}: {name}[{i}] is not tangent at X[{i}] (|x^T v| = {abs(dots[i]):.1e}, "
-                                 f"tolerance {self.tol * max(1.0, float(norms[i])):.1e})")
-        return A
+    # ------------------------------------------------------------------ batched (BatchRows)
+    # Screens: rows that pass the single-point checks with half the tolerance to spare (one njit
+    # pass per stack); every other row is decided by the single-point method itself.
+    def _clearly_points(self, X):
+        finite, norms, _ = _row_stats(X, X)
+        return finite & (np.abs(norms - 1.0) <= 0.5 * self.tol)
 
-    def _refuse_antipodal_stack(self, method, X, Y):
-        a = np.linalg.norm(X + Y, axis=1)
-        i = int(np.argmin(a))
-        raise ValueError(f"{self._where(method)}: Y[{i}] is (numerically) antipodal to X[{i}] "
-                         f"(||x + y|| = {a[i]:.2e}, threshold {ANTIPODAL_TOL:.2e})") from None
-
-    def exp_batch(self, X, V):
-        X = self._stack("exp_batch", X, "X")
-        V = self._stack("exp_batch", V, "V", X)
-        _same_n("Sphere.exp_batch", X, V)
-        out = np.empty(X.shape)
-        exp_batch_into(X, V, out)
-        return out
-
-    def log_batch(self, X, Y):
-        X = self._stack("log_batch", X, "X")
-        Y = self._stack("log_batch", Y, "Y")
-        _same_n("Sphere.log_batch", X, Y)
-        out = np.empty(X.shape)
-        try:
-            log_batch_into(X, Y, out)
-        except ValueError:
-            self._refuse_antipodal_stack("log_batch", X, Y)
-        return out
-
-    def dist_batch(self, X, Y):
-        X = self._stack("dist_batch", X, "X")
-        Y = self._stack("dist_batch", Y, "Y")
-        _same_n("Sphere.dist_batch", X, Y)
-        return dist_batch(X, Y)
-
-    def transp_batch(self, X, Y, V):
-        X = self._stack("transp_batch", X, "X")
-        Y = self._stack("transp_batch", Y, "Y")
-        V = self._stack("transp_batch", V, "V", X)
-        _same_n("Sphere.transp_batch", X, Y, V)
-        out = np.empty(X.shape)
-        try:
-            transp_batch_into(X, Y, V, out)
-        except ValueError:
-            self._refuse_antipodal_stack("transp_batch", X, Y)
-        return out
+    def _clearly_tangents(self, X, V):
+        finite, norms, dots = _row_stats(V, X)
+        return finite & (np.abs(dots) <= 0.5 * self.tol * np.maximum(1.0, norms)) & (norms < 1e300)
 
 
 @njit(cache=True)
@@ -494,3 +442,4 @@ def _row_stats(A, X):
 
 
 Sphere._kernels = sys.modules[__name__]  # KernelMetric calls this module's kernels
+Sphere._batch_kernels = {"exp": exp_batch, "log": log_batch, "dist": dist_batch, "transp": transp_batch}
