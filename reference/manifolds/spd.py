@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from .base import Manifold
+from .base import Manifold, norm2, positive_int
 
 __all__ = ["SPD", "sym", "sqrtm_and_invsqrtm", "spd_random_point"]
 
@@ -53,8 +53,9 @@ SYMMETRY_RTOL = 1e-10  # relative symmetry defect accepted by check_point / chec
 
 
 def sym(A: np.ndarray) -> np.ndarray:
-    """Symmetric part sym(A) = (A + A^T)/2 (orthogonal projection onto symmetric matrices)."""
-    return 0.5 * (A + A.T)
+    """Symmetric part sym(A) = (A + A^T)/2 (orthogonal projection onto symmetric matrices),
+    evaluated as A/2 + A^T/2: the same numbers (halving is exact) without overflow of A + A^T."""
+    return 0.5 * A + 0.5 * A.T
 
 
 def sqrtm_and_invsqrtm(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,6 +91,19 @@ def check_exp_range(where: str, s: np.ndarray) -> None:
                          "has an eigenvalue that underflows float64 (the result would not be positive definite)")
 
 
+def _positive_definite_or_raise(where: str, out: np.ndarray, s=None) -> np.ndarray:
+    """Refuse to return a matrix that ``check_point`` would refuse (smallest eigenvalue <= 0)."""
+    lam = _lambda_min(out)
+    if not lam > 0.0:
+        why = ""
+        if s is not None:
+            why = (f"; X^(-1/2) V X^(-1/2) has eigenvalues in [{s[0]:.4g}, {s[-1]:.4g}], so cond(result) is about "
+                   f"cond(X) e^{s[-1] - s[0]:.4g}")
+        raise ValueError(f"{where}: the result is not positive definite in float64 (smallest eigenvalue "
+                         f"{lam:.3e} <= 0{why}): its condition number is beyond float64")
+    return out
+
+
 def finite_or_raise(where: str, out: np.ndarray) -> np.ndarray:
     """Refuse to return an overflowed (inf/NaN) matrix."""
     if not np.all(np.isfinite(out)):
@@ -97,6 +111,11 @@ def finite_or_raise(where: str, out: np.ndarray) -> np.ndarray:
                          f"{float(np.max(np.abs(out[np.isfinite(out)]), initial=0.0)):.3e}; "
                          f"{int(np.size(out) - np.count_nonzero(np.isfinite(out)))} entries are inf or NaN)")
     return out
+
+
+def _lambda_min(A: np.ndarray) -> float:
+    """Smallest eigenvalue of sym(A) (the quantity check_point tests)."""
+    return float(np.linalg.eigvalsh(sym(A))[0])
 
 
 class SPD(Manifold):
@@ -109,15 +128,20 @@ class SPD(Manifold):
 
     ``retr`` is the second-order retraction R_X(V) = X + V + 1/2 V X^{-1} V and ``inv_retr`` its
     inverse on {Y : 2Y - X positive definite} (see :meth:`inv_retr`).
+
+    Domain (issue 19; ``proofs_notes/manifold_spd.md``): points are finite real symmetric matrices
+    (relative symmetry defect <= 1e-10) whose smallest eigenvalue (``eigvalsh``) is > 0; tangent
+    vectors are finite symmetric matrices. Results that are points (``exp``, ``retr``) must pass the
+    same test, so ``exp``/``retr`` raise ``ValueError`` when their result is not positive definite in
+    float64 (condition number beyond about 1/eps), underflows or overflows; every other result is
+    finite or raises.
     """
 
     exact_transport = True
 
     def __init__(self, n: int, validate: bool = True):
         super().__init__(validate)
-        if isinstance(n, bool) or int(n) != n or n < 1:
-            raise ValueError(f"SPD: matrix size n must be a positive integer (got {n!r})")
-        self.n = int(n)
+        self.n = positive_int("SPD", "matrix size n", n)
         self.dim = self.n * (self.n + 1) // 2
         self.ambient_shape = (self.n, self.n)
         self.curvature_bounds = (-0.5, 0.0) if self.n >= 2 else (0.0, 0.0)
@@ -130,10 +154,10 @@ class SPD(Manifold):
         scale = float(np.max(np.abs(x)))
         asym = float(np.max(np.abs(x - x.T)))
         tol = SYMMETRY_RTOL * scale
-        if asym > tol:
+        if not asym <= tol:
             return (f"matrix is not symmetric (max |X-X^T| = {asym:.3e}, tolerance {tol:.1e} = "
                     f"{SYMMETRY_RTOL:.0e} * max|X|)")
-        lam_min = float(np.linalg.eigvalsh(sym(x))[0])
+        lam_min = _lambda_min(x)
         if not lam_min > 0.0:
             return f"matrix is not positive definite (smallest eigenvalue {lam_min:.3e} <= 0)"
         return None
@@ -142,7 +166,7 @@ class SPD(Manifold):
         scale = float(np.max(np.abs(v))) if v.size else 0.0
         asym = float(np.max(np.abs(v - v.T))) if v.size else 0.0
         tol = SYMMETRY_RTOL * scale
-        if asym > tol:
+        if not asym <= tol:
             return (f"not a symmetric matrix, so not in T_X SPD (max |V-V^T| = {asym:.3e}, "
                     f"tolerance {tol:.1e} = {SYMMETRY_RTOL:.0e} * max|V|)")
         return None
@@ -155,14 +179,16 @@ class SPD(Manifold):
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
         _, L = sqrtm_and_invsqrtm(x)
-        return float(np.sum((L @ u @ L) * (L @ v @ L)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("inner", float(np.sum((L @ u @ L) * (L @ v @ L))))
 
     def norm(self, x, u):
         """||U||_X = ||X^{-1/2} U X^{-1/2}||_F (no square root of a rounded difference)."""
         x = self._pt("norm", x)
         u = self._tv("norm", x, u, "u")
         _, L = sqrtm_and_invsqrtm(x)
-        return float(np.linalg.norm(L @ u @ L))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("norm", norm2(L @ u @ L))
 
     def proj(self, x, w):
         """Orthogonal projection onto T_X = Sym(n) in the metric at X: sym(W).
@@ -170,7 +196,7 @@ class SPD(Manifold):
         sym is self-adjoint for <.,.>_X: tr(X^{-1} skew X^{-1} S) = 0 for S symmetric."""
         self._pt("proj", x)
         w = self._amb("proj", w)
-        return sym(w)
+        return sym(w)  # finite: sym is evaluated as W/2 + W^T/2
 
     def egrad2rgrad(self, x, g):
         """grad f(X) = X sym(G) X (001 section 5.2: 'grad F(W) = W nabla F(W) W')."""
@@ -183,9 +209,11 @@ class SPD(Manifold):
         """Exp_X(V) = X^{1/2} expm(X^{-1/2} V X^{-1/2}) X^{1/2} (000 section 6.2).
 
         With X^{-1/2} V X^{-1/2} = P diag(s) P^T the result is C C^T, C = X^{1/2} P diag(e^{s/2}):
-        symmetric and positive definite by construction. Raises ValueError when an eigenvalue of
-        the result would underflow (s_min < -708) or an entry overflows, instead of returning a
-        singular matrix or inf."""
+        symmetric and positive definite in exact arithmetic. Raises ValueError when an eigenvalue of
+        the result would underflow (s_min < -708), an entry overflows, or the computed result is not
+        positive definite (its smallest eigenvalue, as ``check_point`` computes it, is <= 0: the
+        condition number cond(X) e^(s_max - s_min) is beyond float64), instead of returning a
+        singular matrix, an indefinite one or inf (issue 19)."""
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
         R, L = sqrtm_and_invsqrtm(x)
@@ -194,7 +222,8 @@ class SPD(Manifold):
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is detected and raised just below
             C = (R @ P) * np.exp(0.5 * s)
             out = sym(C @ C.T)
-        return finite_or_raise(self._where("exp"), out)
+        finite_or_raise(self._where("exp"), out)
+        return _positive_definite_or_raise(self._where("exp"), out, s)
 
     def _generalised_eigh(self, method, x, y):
         """X^{1/2}, X^{-1/2}, mu, log mu, P with X^{-1/2} Y X^{-1/2} = P diag(mu) P^T (mu ascending:
@@ -230,7 +259,7 @@ class SPD(Manifold):
         y = self._pt("log", y, "y")
         R, _, _, log_mu, P = self._generalised_eigh("log", x, y)
         K = R @ P
-        return sym((K * log_mu) @ K.T)
+        return self._out("log", sym((K * log_mu) @ K.T))
 
     def dist(self, x, y):
         """dist(X, Y) = ||logm(X^{-1/2} Y X^{-1/2})||_F = sqrt(sum_i log^2 mu_i), mu_i the
@@ -238,7 +267,7 @@ class SPD(Manifold):
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
         _, _, _, log_mu, _ = self._generalised_eigh("dist", x, y)
-        return float(np.linalg.norm(log_mu))
+        return self._out("dist", norm2(log_mu))
 
     def transp(self, x, y, v):
         """Parallel transport along the geodesic X -> Y: Gamma(U) = E U E^T with
@@ -249,17 +278,23 @@ class SPD(Manifold):
         R, L, mu, _, P = self._generalised_eigh("transp", x, y)
         M_half = (P * np.sqrt(mu)) @ P.T
         E = R @ M_half @ L
-        return finite_or_raise(self._where("transp"), sym(E @ v @ E.T))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = sym(E @ v @ E.T)
+        return finite_or_raise(self._where("transp"), out)
 
     # ------------------------------------------------------------------ retraction
     def retr(self, x, v):
         """Second-order retraction R_X(V) = X + V + 1/2 V X^{-1} V (agrees with Exp_X(tV) to O(t^3)).
 
         Equal to X^{1/2} ((I + A)^2 + I)/2 X^{1/2} with A = X^{-1/2} V X^{-1/2}, hence positive
-        definite for every symmetric V."""
+        definite for every symmetric V in exact arithmetic; a result that overflows or is not
+        positive definite in float64 raises ``ValueError``."""
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        return finite_or_raise(self._where("retr"), sym(x + v + 0.5 * v @ np.linalg.solve(x, v)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = sym(x + v + 0.5 * v @ np.linalg.solve(x, v))
+        finite_or_raise(self._where("retr"), out)
+        return _positive_definite_or_raise(self._where("retr"), out)
 
     def inv_retr(self, x, y):
         """Inverse of :meth:`retr` on its injectivity domain.
@@ -278,7 +313,7 @@ class SPD(Manifold):
                 f"{self._where('inv_retr')}: y is outside the image of the retraction: 2Y - X is not positive "
                 f"definite (smallest eigenvalue of X^(-1/2)(2Y - X)X^(-1/2) = {1.0 + eta[0]:.3e} <= 0)")
         K = R @ P
-        return sym((K * (eta / (1.0 + np.sqrt(1.0 + eta)))) @ K.T)
+        return self._out("inv_retr", sym((K * (eta / (1.0 + np.sqrt(1.0 + eta)))) @ K.T))
 
     # ------------------------------------------------------------------ basis and sampling
     def tangent_basis(self, x):

@@ -626,7 +626,7 @@ def test_batched_input_checked_per_matrix():
     """Stacks are validated matrix by matrix; the message names the index."""
     M = VerSPD(2)
     X = np.stack([np.eye(2), np.diag([1.0, -1.0])])
-    with pytest.raises(ValueError, match=r"SPD\.dist_batch: Y\[1\]: matrix is not positive definite"):
+    with pytest.raises(ValueError, match=r"SPD\.dist_batch: row 1: y: matrix is not positive definite"):
         M.dist_batch(np.stack([np.eye(2)] * 2), X)
     with pytest.raises(ValueError, match=r"SPD\.exp_batch: V has shape \(2, 3, 3\)"):
         M.exp_batch(np.stack([np.eye(2)] * 2), np.zeros((2, 3, 3)))

@@ -17,8 +17,9 @@ Python objects, so samplers and trainers can call them from other njit code:
 ``transp_batch`` over stacks of shape (m, n, n).
 
 Kernels do not validate points (the public methods do); where floating point leaves the domain
-(a generalised eigenvalue <= 0, or Y outside the image of the retraction) they raise
-``ValueError`` rather than return NaN.
+(a generalised eigenvalue <= 0, Y outside the image of the retraction, an Exp or retraction whose
+result underflows, overflows or is not positive definite, a transport that overflows) they raise
+``ValueError`` rather than return NaN, inf or a matrix check_point would refuse (issue 19).
 
 Examples
 --------
@@ -41,11 +42,12 @@ from numba import njit
 
 from prirfed.reference.manifolds.spd import EXP_ARG_MIN, SYMMETRY_RTOL
 from prirfed.reference.manifolds.spd import SPD as _ReferenceSPD
-from prirfed.reference.manifolds.spd import check_exp_range, finite_or_raise
+from prirfed.reference.manifolds.spd import finite_or_raise
 from prirfed.verified.kernels import all_finite_kernel as _all_finite
 from prirfed.verified.kernels import matmul_kernel as _mm
 
-from .common import KernelMetric, contiguous as _c, same_n as _same_n
+from ._checks import BatchRows, norm2_kernel
+from .common import KernelMetric, contiguous as _c
 
 __all__ = ["SPD", "JACOBI_MAX_N", "eigh_kernel", "sym_kernel", "sqrtm_and_invsqrtm_kernel", "inner_kernel", "norm_kernel", "proj_kernel",
            "egrad2rgrad_kernel", "exp_kernel", "log_kernel", "dist_kernel", "transp_kernel", "retr_kernel",
@@ -57,13 +59,13 @@ JACOBI_MAX_N = 4  # eigh by cyclic Jacobi up to this size (faster there), LAPACK
 
 @njit(cache=True)
 def sym_kernel(a):
-    """(A + A^T)/2."""
+    """(A + A^T)/2, as A/2 + A^T/2 (the same numbers; no overflow of A + A^T)."""
     n = a.shape[0]
     out = np.empty((n, n))
     for i in range(n):
         out[i, i] = a[i, i]
         for j in range(i + 1, n):
-            t = 0.5 * (a[i, j] + a[j, i])
+            t = 0.5 * a[i, j] + 0.5 * a[j, i]
             out[i, j] = t
             out[j, i] = t
     return out
@@ -246,8 +248,7 @@ def inner_kernel(x, u, v):
 def norm_kernel(x, u):
     """||U||_X = ||X^{-1/2} U X^{-1/2}||_F."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
-    a = lal_kernel(l, u)
-    return np.sqrt(np.sum(a * a))
+    return norm2_kernel(lal_kernel(l, u))
 
 
 @njit(cache=True)
@@ -270,13 +271,26 @@ def _exp_core(x, v):
 
 
 @njit(cache=True)
+def _refuse_exp():
+    raise ValueError("SPD.exp: Exp_X(V) underflows, overflows or is not positive definite in float64")
+
+
+@njit(cache=True)
+def _is_point(a):
+    """Finite and smallest eigenvalue > 0 (the test of check_point on a symmetric result)."""
+    if not _all_finite(a):
+        return False
+    return eigh_kernel(a)[0][0] > 0.0
+
+
+@njit(cache=True)
 def exp_kernel(x, v):
-    """C C^T, C = X^{1/2} P diag(e^{s/2}), X^{-1/2} V X^{-1/2} = P diag(s) P^T."""
+    """C C^T, C = X^{1/2} P diag(e^{s/2}), X^{-1/2} V X^{-1/2} = P diag(s) P^T. Raises ValueError when
+    s_min < -708 (an eigenvalue underflows), the result overflows or is not positive definite in
+    float64 (the reference's result test: smallest eigenvalue > 0)."""
     out, s_min = _exp_core(x, v)
-    if s_min < EXP_ARG_MIN:
-        raise ValueError("SPD.exp: an eigenvalue of Exp_X(V) underflows float64 (not positive definite)")
-    if not _all_finite(out):
-        raise ValueError("SPD.exp: the result overflows float64")
+    if not (s_min >= EXP_ARG_MIN and _is_point(out)):
+        _refuse_exp()
     return out
 
 
@@ -370,17 +384,22 @@ def _transp_core(x, y, v):
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
-    """E V E^T, E = X^{1/2} M^{1/2} X^{-1/2}."""
+    """E V E^T, E = X^{1/2} M^{1/2} X^{-1/2}; raises ValueError if mu_min <= 0 or the result overflows."""
     out, mu_min = _transp_core(x, y, v)
     if not mu_min > 0.0:
         raise ValueError("SPD.transp: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
+    if not _all_finite(out):
+        raise ValueError("SPD.transp: the result overflows float64")
     return out
 
 
 @njit(cache=True)
 def retr_kernel(x, v):
-    """X + V + 1/2 V X^{-1} V."""
-    return sym_kernel(x + v + 0.5 * _mm(v, np.linalg.solve(x, v)))
+    """X + V + 1/2 V X^{-1} V; raises ValueError if the result overflows or is not positive definite."""
+    out = sym_kernel(x + v + 0.5 * _mm(v, np.linalg.solve(x, v)))
+    if not _is_point(out):
+        raise ValueError("SPD.retr: the result overflows or is not positive definite in float64")
+    return out
 
 
 @njit(cache=True)
@@ -456,8 +475,10 @@ def transp_batch(X, Y, V):
 
 
 
-class SPD(KernelMetric, _ReferenceSPD):
-    """SPD(n) with the affine-invariant metric; same API as the reference, geometry in Numba."""
+class SPD(BatchRows, KernelMetric, _ReferenceSPD):
+    """SPD(n) with the affine-invariant metric; same API as the reference, geometry in Numba. Where
+    a kernel refuses (underflow, overflow, a result that is not positive definite, mu_min <= 0) the
+    reference method is called on the same input, so the refusal carries the reference's message."""
 
     def egrad2rgrad(self, x, g):
         x = self._pt("egrad2rgrad", x)
@@ -467,9 +488,10 @@ class SPD(KernelMetric, _ReferenceSPD):
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        out, s_min = _exp_core(_c(x), _c(v))
-        check_exp_range(self._where("exp"), np.array([s_min]))
-        return finite_or_raise(self._where("exp"), out)
+        try:
+            return exp_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().exp(x, v)
 
     def _domain_error(self, method, mu_min):
         return ValueError(
@@ -482,7 +504,7 @@ class SPD(KernelMetric, _ReferenceSPD):
         out, mu_min = _log_core(_c(x), _c(y))
         if not mu_min > 0.0:
             raise self._domain_error("log", mu_min)
-        return out
+        return self._out("log", out)
 
     def dist(self, x, y):
         x = self._pt("dist", x)
@@ -490,21 +512,24 @@ class SPD(KernelMetric, _ReferenceSPD):
         d, mu_min = _dist_core(_c(x), _c(y))
         if not mu_min > 0.0:
             raise self._domain_error("dist", mu_min)
-        return float(d)
+        return self._out("dist", float(d))
 
     def transp(self, x, y, v):
         x = self._pt("transp", x)
         y = self._pt("transp", y, "y")
         v = self._tv("transp", x, v)
-        out, mu_min = _transp_core(_c(x), _c(y), _c(v))
-        if not mu_min > 0.0:
-            raise self._domain_error("transp", mu_min)
-        return finite_or_raise(self._where("transp"), out)
+        try:
+            return transp_kernel(_c(x), _c(y), _c(v))
+        except ValueError:
+            return super().transp(x, y, v)
 
     def retr(self, x, v):
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        return finite_or_raise(self._where("retr"), retr_kernel(_c(x), _c(v)))
+        try:
+            return retr_kernel(_c(x), _c(v))
+        except (ValueError, np.linalg.LinAlgError):
+            return super().retr(x, v)
 
     def inv_retr(self, x, y):
         x = self._pt("inv_retr", x)
@@ -514,61 +539,31 @@ class SPD(KernelMetric, _ReferenceSPD):
             raise ValueError(
                 f"{self._where('inv_retr')}: y is outside the image of the retraction: 2Y - X is not positive "
                 f"definite (smallest eigenvalue of X^(-1/2)(2Y - X)X^(-1/2) = {1.0 + eta_min:.3e} <= 0)")
-        return out
+        return self._out("inv_retr", out)
 
     def tangent_basis(self, x):
         x = self._pt("tangent_basis", x)
         return tangent_basis_kernel(_c(x))
 
-    # ------------------------------------------------------------------ batched
-    def _stack(self, method, A, name, points):
-        where = self._where(method)
-        try:
-            A = np.ascontiguousarray(np.asarray(A, dtype=np.float64))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
-        if A.ndim != 3 or A.shape[1:] != self.ambient_shape:
-            raise ValueError(f"{where}: {name} has shape {A.shape}, expected (m, {self.n}, {self.n})")
-        if self.validate and A.shape[0] > 0:
-            if not np.all(np.isfinite(A)):
-                raise ValueError(f"{where}: {name} has non-finite entries (NaN or inf)")
-            # vectorised screen with the same tolerances as _point_defect/_tangent_defect; the
-            # first flagged matrix is re-checked one by one for the exact message
-            scale = np.max(np.abs(A), axis=(1, 2))
-            asym = np.max(np.abs(A - np.swapaxes(A, 1, 2)), axis=(1, 2))
-            bad = asym > SYMMETRY_RTOL * scale
-            if points:
-                bad |= ~(np.linalg.eigvalsh(0.5 * (A + np.swapaxes(A, 1, 2)))[:, 0] > 0.0)
-            if np.any(bad):
-                i = int(np.argmax(bad))
-                msg = self._point_defect(A[i]) if points else self._tangent_defect(None, A[i])
-                raise ValueError(f"{where}: {name}[{i}]: {msg}")
-        return A
+    # ------------------------------------------------------------------ batched (BatchRows)
+    # Screens with half the symmetry tolerance and a positive-definiteness margin of 64 n eps max|X|
+    # (eigvalsh of the stack); every other row is decided by the single-point method.
+    def _clearly_points(self, X):
+        finite = np.all(np.isfinite(X), axis=(1, 2))
+        Xf = np.where(finite[:, None, None], X, 0.0)
+        scale = np.max(np.abs(Xf), axis=(1, 2))
+        asym = np.max(np.abs(Xf - np.swapaxes(Xf, 1, 2)), axis=(1, 2))
+        lam = np.linalg.eigvalsh(0.5 * Xf + 0.5 * np.swapaxes(Xf, 1, 2))[:, 0]
+        margin = 64.0 * self.n * np.finfo(float).eps * scale
+        return finite & (asym <= 0.5 * SYMMETRY_RTOL * scale) & (lam > margin)
 
-    def exp_batch(self, X, V):
-        X = self._stack("exp_batch", X, "X", True)
-        V = self._stack("exp_batch", V, "V", False)
-        _same_n("SPD.exp_batch", X, V)
-        return exp_batch(X, V)
-
-    def log_batch(self, X, Y):
-        X = self._stack("log_batch", X, "X", True)
-        Y = self._stack("log_batch", Y, "Y", True)
-        _same_n("SPD.log_batch", X, Y)
-        return log_batch(X, Y)
-
-    def dist_batch(self, X, Y):
-        X = self._stack("dist_batch", X, "X", True)
-        Y = self._stack("dist_batch", Y, "Y", True)
-        _same_n("SPD.dist_batch", X, Y)
-        return dist_batch(X, Y)
-
-    def transp_batch(self, X, Y, V):
-        X = self._stack("transp_batch", X, "X", True)
-        Y = self._stack("transp_batch", Y, "Y", True)
-        V = self._stack("transp_batch", V, "V", False)
-        _same_n("SPD.transp_batch", X, Y, V)
-        return transp_batch(X, Y, V)
+    def _clearly_tangents(self, X, V):
+        finite = np.all(np.isfinite(V), axis=(1, 2))
+        Vf = np.where(finite[:, None, None], V, 0.0)
+        scale = np.max(np.abs(Vf), axis=(1, 2))
+        asym = np.max(np.abs(Vf - np.swapaxes(Vf, 1, 2)), axis=(1, 2))
+        return finite & (asym <= 0.5 * SYMMETRY_RTOL * scale)
 
 
 SPD._kernels = sys.modules[__name__]  # KernelMetric calls this module's kernels
+SPD._batch_kernels = {"exp": exp_batch, "log": log_batch, "dist": dist_batch, "transp": transp_batch}
