@@ -62,7 +62,7 @@ import math
 import numpy as np
 import scipy.linalg
 
-from .base import Manifold
+from .base import EXP_MAX_STEP, Manifold, norm2, positive_int
 
 __all__ = ["Stiefel", "LOG_TOL", "LOG_MAXITER"]
 
@@ -120,9 +120,23 @@ def skew_eig(B: np.ndarray):
 
 
 def expm_skew(B: np.ndarray, eig=None) -> np.ndarray:
-    """exp(B) = U diag(exp(-i lam)) U^H for real skew B (Higham 2008, Functions of Matrices, (1.4))."""
+    """exp(B) = U diag(exp(-i lam)) U^H for real skew B (Higham 2008, Functions of Matrices, (1.4)),
+    followed by Newton-Schulz steps F <- F (3I - F^T F)/2 (one, and more while the orthogonality
+    defect max |F^T F - I| exceeds 16 eps, at most 12).
+
+    The complex product is unitary to rounding, but its imaginary part (zero in exact arithmetic)
+    is as large as the eigenvector error, about eps ||B|| / gap; dropping it leaves a real part
+    whose orthogonality defect is the square of that (3.7e-9 at ||B|| = 1e12, 0.05 at 4e15;
+    issue 19). A Newton-Schulz step maps a defect E to O(E^2) (it converges for E < 1) and changes
+    an orthogonal F by O(eps) only."""
     lam, U = skew_eig(B) if eig is None else eig
-    return ((U * np.exp(-1j * lam)) @ U.conj().T).real
+    F = ((U * np.exp(-1j * lam)) @ U.conj().T).real
+    eye = np.eye(F.shape[0])
+    for _ in range(12):
+        F = 0.5 * F @ (3.0 * eye - F.T @ F)
+        if float(np.max(np.abs(F.T @ F - eye))) <= 16.0 * np.finfo(float).eps:
+            break
+    return F
 
 
 def frechet_expm_skew(eig, E: np.ndarray) -> np.ndarray:
@@ -226,17 +240,29 @@ def gauss_sectional_curvature(X: np.ndarray, U: np.ndarray, V: np.ndarray) -> fl
     return float(num / den)
 
 
+def _pow2_at_least(m: float) -> float:
+    """2^e with 2^(e-1) <= m < 2^e for m > 1/2 (finite; capped at 2^1023), else 1: a power of two
+    (>= m below 2^1023), so dividing by it is exact in float64."""
+    return math.ldexp(1.0, min(math.frexp(m)[1], 1023)) if m > 0.5 else 1.0
+
+
 class Stiefel(Manifold):
-    """St(n, p) = {X in R^{n x p}: X^T X = I_p}, n > p >= 1, with <U, V>_X = tr(U^T V)."""
+    """St(n, p) = {X in R^{n x p}: X^T X = I_p}, n > p >= 1, with <U, V>_X = tr(U^T V).
+
+    Domain (issue 19; ``proofs_notes/manifold_stiefel.md``): points are finite real n x p arrays
+    with ``max |X^T X - I| <= 1e-10 + 64 n eps``; tangent vectors finite arrays with
+    ``max |sym(X^T V)| <= that * (1 + ||V||_F)``. ``exp`` needs ``||V||_F < EXP_MAX_STEP = 2^52``
+    (beyond, no float64 input determines the endpoint); the retractions accept every tangent
+    vector whose result is representable (they are evaluated scale-invariantly). Every result that
+    is a point is checked to lie on St(n, p) within the point tolerance, and every result to be
+    finite; otherwise ``ValueError``.
+    """
 
     exact_transport = False
 
     def __init__(self, n: int, p: int, validate: bool = True):
         super().__init__(validate)
-        for name, val in (("n", n), ("p", p)):
-            if isinstance(val, bool) or int(val) != val or val < 1:
-                raise ValueError(f"Stiefel: {name} must be a positive integer (got {val!r})")
-        n, p = int(n), int(p)
+        n, p = positive_int("Stiefel", "n", n), positive_int("Stiefel", "p", p)
         if n <= p:
             raise ValueError(
                 f"Stiefel: need n > p (got n={n}, p={p}); St(p, p) = O(p) is disconnected, "
@@ -257,17 +283,27 @@ class Stiefel(Manifold):
 
     # ------------------------------------------------------------------ defects
     def _point_defect(self, x):
-        d = float(np.max(np.abs(x.T @ x - np.eye(self.p))))
-        if d > self._atol:
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = float(np.max(np.abs(x.T @ x - np.eye(self.p))))
+        if not d <= self._atol:
             return f"X^T X != I (max |X^T X - I| = {d:.3e}, tolerance {self._atol:.1e})"
         return None
 
     def _tangent_defect(self, x, v):
-        d = float(np.max(np.abs(sym(x.T @ v))))
-        tol = self._atol * (1.0 + float(np.linalg.norm(v)))
-        if d > tol:
+        with np.errstate(over="ignore", invalid="ignore"):
+            d = float(np.max(np.abs(sym(x.T @ v))))
+        tol = self._atol * (1.0 + norm2(v))
+        if not d <= tol:
             return f"not tangent (max |sym(X^T V)| = {d:.3e}, tolerance {tol:.1e})"
         return None
+
+    def _point_or_raise(self, method: str, y: np.ndarray) -> np.ndarray:
+        """Refuse to return a result that is not finite or not on St(n, p) within the point tolerance."""
+        y = self._out(method, y)
+        msg = self._point_defect(y)
+        if msg is not None:
+            raise ValueError(f"{self._where(method)}: the result is not on St({self.n}, {self.p}): {msg}")
+        return y
 
     # ------------------------------------------------------------------ metric
     def inner(self, x, u, v):
@@ -275,48 +311,62 @@ class Stiefel(Manifold):
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
-        return float(np.sum(u * v))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("inner", float(np.sum(u * v)))
 
     def norm(self, x, u):
         """||U||_X = ||U||_F."""
         x = self._pt("norm", x)
         u = self._tv("norm", x, u, "u")
-        return float(np.linalg.norm(u))
+        return self._out("norm", norm2(u))
 
     def proj(self, x, w):
         """P_X(W) = W - X sym(X^T W) (004 slides: X skew(X^T W) + (I - X X^T) W)."""
         x = self._pt("proj", x)
         w = self._amb("proj", w)
-        return w - x @ sym(x.T @ w)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("proj", w - x @ sym(x.T @ w))
 
     def egrad2rgrad(self, x, g):
         """grad f(X) = P_X(nabla f(X)) (Riemannian submanifold; 004 slides)."""
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
-        return g - x @ sym(x.T @ g)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("egrad2rgrad", g - x @ sym(x.T @ g))
 
     # ------------------------------------------------------------------ exp / log / dist
     def exp(self, x, v):
         """Exp_X(V) = [X, Q] expm([[2A, -R^T], [R, 0]]) [I; 0] expm(-A), A = X^T V, R = Q^T V.
 
         Equal to EAS 1998 eq. (2.14) (derivation in the note); every factor is orthonormal.
+        Domain: ``||V||_F < 2^52`` (:data:`~prirfed.reference.manifolds.base.EXP_MAX_STEP`); the
+        result is checked to lie on St(n, p) (``ValueError`` otherwise).
         """
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
+        t = norm2(v)
+        if not t < EXP_MAX_STEP:
+            raise ValueError(f"Stiefel.exp: ||V||_F = {t:.3e} is not below 2^52 = {EXP_MAX_STEP:.2e}: one ulp of "
+                             "||V|| is then >= 1, so no float64 input determines where the geodesic ends")
         A = skew(x.T @ v)
         Q = _orth_complement_basis(x, v, self.k)
         R = Q.T @ v
-        return np.hstack([x, Q]) @ reduced_exp(A, R)
+        return self._point_or_raise("exp", np.hstack([x, Q]) @ reduced_exp(A, R))
 
     def exp_eas(self, x, v):
-        """EAS 1998 eq. (2.14) literally: [X, V] expm([[A, -S], [I, A]]) [expm(-A); 0], S = V^T V."""
+        """EAS 1998 eq. (2.14) literally: [X, V] expm([[A, -S], [I, A]]) [expm(-A); 0], S = V^T V.
+
+        It loses orthogonality like eps ||V||^2 (the tests compare on that scale); a result off
+        St(n, p) beyond the point tolerance raises ``ValueError`` (use :meth:`exp`)."""
         x = self._pt("exp_eas", x)
         v = self._tv("exp_eas", x, v)
         p = self.p
         A = x.T @ v
         S = v.T @ v
         M = np.block([[A, -S], [np.eye(p), A]])
-        return np.hstack([x, v]) @ scipy.linalg.expm(M) @ np.vstack([scipy.linalg.expm(-A), np.zeros((p, p))])
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = np.hstack([x, v]) @ scipy.linalg.expm(M) @ np.vstack([scipy.linalg.expm(-A), np.zeros((p, p))])
+        return self._point_or_raise("exp_eas", y)
 
     def _log_solve(self, method, x, y):
         Q = _orth_complement_basis(x, y, self.k)
@@ -338,7 +388,7 @@ class Stiefel(Manifold):
         """Log_X(Y): Newton on Exp (no closed form, Zimmermann & Hueper 2022); raises if not converged."""
         x = self._pt("log", x)
         y = self._pt("log", y, "y")
-        return self._log_solve("log", x, y)
+        return self._out("log", self._log_solve("log", x, y))
 
     def dist(self, x, y):
         """dist(X, Y) = ||Log_X(Y)||_F (raises where log does)."""
@@ -351,15 +401,33 @@ class Stiefel(Manifold):
         x = self._pt("transp", x)
         y = self._pt("transp", y, "y")
         v = self._tv("transp", x, v)
-        return v - y @ sym(y.T @ v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._out("transp", v - y @ sym(y.T @ v))
 
     # ------------------------------------------------------------------ retractions
+    def _polar(self, method, x, v):
+        """(X + V)(I + V^T V)^{-1/2}, evaluated as W (I/m^2 + (V/m)^T (V/m))^{-1/2} with W = (X + V)/m,
+        m the smallest power of two >= max(1, max |V|): the same numbers where the printed form
+        does not overflow (scaling by a power of two is exact), and no overflow of V^T V beyond
+        (issue 19: the printed form returned NaN for ||V|| >= 1e154)."""
+        m = _pow2_at_least(float(np.max(np.abs(v))) if v.size else 0.0)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            vs = v / m
+            w, E = np.linalg.eigh(np.eye(self.p) / (m * m) + vs.T @ vs)
+            y = ((x + v) / m) @ (E * (1.0 / np.sqrt(w))) @ E.T
+        if not np.all(np.isfinite(y)):
+            raise ValueError(f"{self._where(method)}: (I + V^T V)^(-1/2) is not representable in float64 "
+                             f"(max |V| = {float(np.max(np.abs(v))):.3e}; its eigenvalues span more than the float64 range)")
+        return self._point_or_raise(method, y)
+
     def retr_polar(self, x, v):
-        """Polar retraction R_X(V) = (X + V)(I + V^T V)^{-1/2} (Absil & Malick 2012)."""
+        """Polar retraction R_X(V) = (X + V)(I + V^T V)^{-1/2} (Absil & Malick 2012).
+
+        Evaluated scale-invariantly (see ``_polar``); a result off St(n, p) (for a long,
+        rank-deficient V the inverse square root loses orthogonality like eps ||V||) raises."""
         x = self._pt("retr_polar", x)
         v = self._tv("retr_polar", x, v)
-        w, E = np.linalg.eigh(np.eye(self.p) + v.T @ v)
-        return (x + v) @ (E * (1.0 / np.sqrt(w))) @ E.T
+        return self._polar("retr_polar", x, v)
 
     def inv_retr_polar(self, x, y):
         """Inverse polar retraction: V = Y P - X with P solving (X^T Y) P + P (X^T Y)^T = 2 I.
@@ -387,14 +455,18 @@ class Stiefel(Manifold):
         if not lmin > 0:
             raise ValueError(f"{where}: y is not a polar retraction of a tangent vector at x "
                              f"(P = (I + V^T V)^(1/2) is not positive definite: lambda_min(P) = {lmin:.3e})")
-        return y @ P - x
+        return self._out(method, y @ P - x)
 
     def retr_qr(self, x, v):
         """QR retraction R_X(V) = qf(X + V), signs fixed so that diag(R) > 0."""
         x = self._pt("retr_qr", x)
         v = self._tv("retr_qr", x, v)
-        Q, Rf = np.linalg.qr(x + v)
-        return Q * np.where(np.diag(Rf) < 0, -1.0, 1.0)
+        a = x + v
+        # qf is invariant under scaling by a power of two (exact); scaling keeps LAPACK's
+        # reflectors finite for entries near the float64 range
+        with np.errstate(over="ignore", invalid="ignore"):
+            Q, Rf = np.linalg.qr(a / _pow2_at_least(float(np.max(np.abs(a)))))
+        return self._point_or_raise("retr_qr", Q * np.where(np.diag(Rf) < 0, -1.0, 1.0))
 
     def inv_retr_qr(self, x, y):
         """Inverse QR retraction: V = Y R - X with R upper triangular, diag(R) > 0, solving
@@ -419,14 +491,13 @@ class Stiefel(Manifold):
             if not Rt[j, j] > 0:
                 raise ValueError(f"{where}: y is not a QR retraction of a tangent vector at x "
                                  f"(R[{j},{j}] = {Rt[j, j]:.3e} is not positive)")
-        return y @ Rt - x
+        return self._out("inv_retr_qr", y @ Rt - x)
 
     def retr(self, x, v):
         """The retraction of this class: the polar retraction (see the note)."""
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        w, E = np.linalg.eigh(np.eye(self.p) + v.T @ v)
-        return (x + v) @ (E * (1.0 / np.sqrt(w))) @ E.T
+        return self._polar("retr", x, v)
 
     def inv_retr(self, x, y):
         """Inverse of :meth:`retr` (inverse polar retraction)."""

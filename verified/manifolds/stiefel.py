@@ -41,9 +41,10 @@ from prirfed.reference.manifolds.stiefel import LOG_STOP
 from prirfed.verified.kernels import matmul_kernel as _mm
 from prirfed.verified.kernels import sym_part_kernel as _sym
 
-from .common import KernelMetric, contiguous as _c, same_n as _same_n
+from ._checks import BatchRows, norm2_kernel
+from .common import KernelMetric, contiguous as _c
 
-__all__ = ["Stiefel", "inner_kernel", "proj_kernel", "egrad2rgrad_kernel", "exp_kernel", "log_kernel",
+__all__ = ["Stiefel", "inner_kernel", "norm_kernel", "proj_kernel", "egrad2rgrad_kernel", "exp_kernel", "log_kernel",
            "dist_kernel", "transp_kernel", "retr_kernel", "inv_retr_kernel", "retr_polar_kernel",
            "inv_retr_polar_kernel", "retr_qr_kernel", "inv_retr_qr_kernel", "tangent_basis_kernel",
            "exp_batch", "log_batch", "dist_batch", "transp_batch", "expm_kernel"]
@@ -52,6 +53,7 @@ _PADE13 = np.array([64764752532480000.0, 32382376266240000.0, 7771770303897600.0
                     129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
                     40840800.0, 960960.0, 16380.0, 182.0, 1.0])
 _THETA13 = 5.371920351148152
+_MAX_STEP = 4503599627370496.0  # = reference base.EXP_MAX_STEP = 2^52 (a literal: Numba caches globals)
 
 
 # ---------------------------------------------------------------------- small helpers
@@ -81,6 +83,81 @@ def expm_kernel(A):
     for _ in range(sq):
         F = _mm(F, F)
     return F
+
+
+@njit(cache=True)
+def _expm_skew(B):
+    """exp(B) for skew B: the Pade(13) scaling and squaring of :func:`expm_kernel`, with one
+    Newton-Schulz step F <- F (3I - F^T F)/2 after each squaring. exp(B) is orthogonal; each
+    squaring doubles the orthogonality defect of F (1e-10 ... 1 after 31 ... 98 squarings, issue
+    19), and the Newton-Schulz step maps a defect E to O(E^2), so F stays orthogonal to rounding
+    at every norm. The rotation angles keep the error eps ||B|| that any method has."""
+    m = B.shape[0]
+    b = _PADE13
+    nrm = 0.0
+    for j in range(m):
+        s = 0.0
+        for i in range(m):
+            s += abs(B[i, j])
+        if s > nrm:
+            nrm = s
+    sq = 0
+    if nrm > _THETA13:
+        sq = int(math.ceil(math.log2(nrm / _THETA13)))
+    As = B / (2.0 ** sq)
+    Id = np.eye(m)
+    A2 = _mm(As, As)
+    A4 = _mm(A2, A2)
+    A6 = _mm(A4, A2)
+    U = _mm(As, _mm(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * Id)
+    V = _mm(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * Id
+    F = _solve(V - U, V + U)
+    for _ in range(sq):
+        F = _mm(F, F)
+        F = 0.5 * _mm(F, 3.0 * Id - _tmm(F, F))
+    return F
+
+
+@njit(cache=True)
+def _orthonormal_defect(Y):
+    """max |Y^T Y - I| (the point test of check_point), NaN for non-finite Y."""
+    G = _tmm(Y, Y)
+    d = 0.0
+    for i in range(G.shape[0]):
+        for j in range(G.shape[1]):
+            t = abs(G[i, j] - (1.0 if i == j else 0.0))
+            if not t <= d:
+                d = t
+    return d
+
+
+@njit(cache=True)
+def _point_ok(Y):
+    """Y is finite and on St(n, p) within the reference's point tolerance 1e-10 + 64 n eps."""
+    return _orthonormal_defect(Y) <= 1e-10 + 64.0 * Y.shape[0] * 2.220446049250313e-16
+
+
+@njit(cache=True)
+def _refuse_exp():
+    raise ValueError("Stiefel.exp: ||V||_F is not below 2^52, or the result is not on St(n, p)")
+
+
+@njit(cache=True)
+def _refuse_retr():
+    raise ValueError("Stiefel.retr: the result is not finite or not on St(n, p)")
+
+
+@njit(cache=True)
+def _refuse_transp():
+    raise ValueError("Stiefel.transp: the result overflows float64")
+
+
+@njit(cache=True)
+def _pow2_at_least(m):
+    """2^e with 2^(e-1) <= m < 2^e for m > 1/2, else 1 (reference: stiefel._pow2_at_least)."""
+    if not m > 0.5:
+        return 1.0
+    return math.ldexp(1.0, min(math.frexp(m)[1], 1023))
 
 
 @njit(cache=True)
@@ -155,13 +232,26 @@ def _householder_qr(A, ncols):
     """Householder QR of A (n x m, n >= m) with LAPACK's dgeqrf/dlarfg conventions
     (beta = -sign(alpha) ||column||, tau = 0 for a column that is already reduced).
 
-    Returns (Q[:, :ncols], diag(R)): the first ncols columns of Q = H_1 ... H_m (ncols <= n).
+    Returns (Q[:, :ncols], diag(R)): the first ncols columns of Q = H_1 ... H_m (ncols <= n); for
+    entries beyond 2^500 (or below 2^-500) A is first scaled by a power of two, which leaves Q and
+    the signs of diag(R) unchanged (diag(R) is then returned scaled).
     Written in loops (instead of np.linalg.qr) because it compiles much faster in Numba; it
     equals LAPACK's factors up to rounding. Works on transposed copies so that the inner loops
     run over contiguous memory.
     """
     n, m = A.shape
     W = np.ascontiguousarray(A.T)  # row j of W is column j of A
+    # Q is invariant under scaling A by a power of two (exact); scale far-out inputs so that the
+    # unscaled column norms below cannot overflow or underflow (LAPACK's dnrm2 scales the same way)
+    big = 0.0
+    for t in W.flat:
+        if abs(t) > big:
+            big = abs(t)
+    if big > 2.0**500 or 0.0 < big < 2.0**-500:
+        f = 2.0 ** (-int(math.floor(math.log2(big))))
+        for i in range(W.shape[0]):
+            for j in range(W.shape[1]):
+                W[i, j] *= f
     taus = np.zeros(m)
     diag = np.zeros(m)
     for j in range(m):
@@ -224,7 +314,7 @@ def _block(A, R):
 @njit(cache=True)
 def _reduced_exp(A, R):
     p = A.shape[0]
-    return _mm(np.ascontiguousarray(expm_kernel(_block(A, R))[:, :p]), expm_kernel(-A))
+    return _mm(np.ascontiguousarray(_expm_skew(_block(A, R))[:, :p]), _expm_skew(-A))
 
 
 @njit(cache=True)
@@ -344,6 +434,12 @@ def inner_kernel(x, u, v):
 
 
 @njit(cache=True)
+def norm_kernel(x, u):
+    """||U||_X = ||U||_F without overflow or underflow of the squares (reference: base.norm2)."""
+    return norm2_kernel(u)
+
+
+@njit(cache=True)
 def proj_kernel(x, w):
     """P_X(W) = W - X sym(X^T W)."""
     return w - _mm(x, _sym(_tmm(x, w)))
@@ -358,13 +454,19 @@ def egrad2rgrad_kernel(x, g):
 # ---------------------------------------------------------------------- exp / log / dist
 @njit(cache=True)
 def exp_kernel(x, v):
-    """Exp_X(V) = [X, Q] expm([[2A, -R^T], [R, 0]]) [I; 0] expm(-A) (EAS (2.14), see the note)."""
+    """Exp_X(V) = [X, Q] expm([[2A, -R^T], [R, 0]]) [I; 0] expm(-A) (EAS (2.14), see the note).
+    Domain ||V||_F < 2^52; raises ValueError outside it or if the result is not on St(n, p)."""
     n, p = x.shape
+    if not norm2_kernel(v) < _MAX_STEP:
+        _refuse_exp()
     k = min(p, n - p)
     A = _skew(_tmm(x, v))
     Q = _orth_complement_basis(x, v, k)
     R = _tmm(Q, v)
-    return _mm(_hstack(x, Q), _reduced_exp(A, R))
+    y = _mm(_hstack(x, Q), _reduced_exp(A, R))
+    if not _point_ok(y):
+        _refuse_exp()
+    return y
 
 
 @njit(cache=True)
@@ -401,7 +503,8 @@ def dist_kernel(x, y):
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
-    """Projection vector transport P_Y(V) = V - Y sym(Y^T V) (fused loops, one allocation)."""
+    """Projection vector transport P_Y(V) = V - Y sym(Y^T V) (fused loops, one allocation); raises
+    ValueError if the result overflows (V near the float64 range)."""
     n, p = y.shape
     S = np.zeros((p, p))
     for l in range(n):
@@ -412,24 +515,48 @@ def transp_kernel(x, y, v):
     out = v.copy()
     for i in range(p):
         for j in range(i, p):
-            s = 0.5 * (S[i, j] + S[j, i])
+            s = 0.5 * S[i, j] + 0.5 * S[j, i]
             S[i, j] = s
             S[j, i] = s
+    ok = True
     for l in range(n):
         for i in range(p):
             t = y[l, i]
             for j in range(p):
                 out[l, j] -= t * S[i, j]
+        for j in range(p):
+            if not np.isfinite(out[l, j]):
+                ok = False
+    if not ok:
+        _refuse_transp()
     return out
 
 
 # ---------------------------------------------------------------------- retractions
 @njit(cache=True)
 def retr_polar_kernel(x, v):
-    """(X + V)(I + V^T V)^{-1/2} by one eigh."""
+    """(X + V)(I + V^T V)^{-1/2} by one eigh, evaluated as W (I/m^2 + (V/m)^T(V/m))^{-1/2}, W = (X + V)/m,
+    m the smallest power of two >= max(1, max|V|) (reference: Stiefel._polar; the same numbers where
+    the printed form does not overflow). Raises ValueError if the result is not finite or not on
+    St(n, p) within the point tolerance."""
     p = x.shape[1]
-    w, E = np.linalg.eigh(np.eye(p) + _tmm(v, v))
-    return _mm(x + v, _mm(E * (1.0 / np.sqrt(w)), np.ascontiguousarray(E.T)))
+    m = 0.0
+    for t in v.flat:
+        if not abs(t) <= m:
+            m = abs(t)
+    if not m < math.inf:
+        _refuse_retr()
+    m = _pow2_at_least(m)
+    vs = v / m
+    G = np.eye(p) / (m * m) + _tmm(vs, vs)
+    for t in G.flat:
+        if not np.isfinite(t):
+            _refuse_retr()
+    w, E = np.linalg.eigh(G)
+    y = _mm((x + v) / m, _mm(E * (1.0 / np.sqrt(w)), np.ascontiguousarray(E.T)))
+    if not _point_ok(y):
+        _refuse_retr()
+    return y
 
 
 @njit(cache=True)
@@ -481,7 +608,8 @@ def inv_retr_kernel(x, y):
 
 @njit(cache=True)
 def retr_qr_kernel(x, v):
-    """qf(X + V) with diag(R) > 0."""
+    """qf(X + V) with diag(R) > 0 (Householder with power-of-two scaling of far-out input, so that
+    the factor is computed for every finite X + V)."""
     Q, d = _householder_qr(x + v, x.shape[1])
     for j in range(Q.shape[1]):
         if d[j] < 0:
@@ -590,13 +718,18 @@ def transp_batch(X, Y, V):
 
 
 
-class Stiefel(KernelMetric, _ReferenceStiefel):
-    """St(n, p) with the Euclidean metric; same API as the reference, geometry in Numba."""
+class Stiefel(BatchRows, KernelMetric, _ReferenceStiefel):
+    """St(n, p) with the Euclidean metric; same API as the reference, geometry in Numba. Where a
+    kernel refuses (a step beyond the domain, a result off the manifold, an overflow) the reference
+    method is called on the same input, so the refusal carries the reference's message."""
 
     def exp(self, x, v):
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
-        return exp_kernel(_c(x), _c(v))
+        try:
+            return exp_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().exp(x, v)
 
     def _log_solve(self, method, x, y):
         V, res, it, length = log_core(_c(x), _c(y))
@@ -614,7 +747,7 @@ class Stiefel(KernelMetric, _ReferenceStiefel):
     def log(self, x, y):
         x = self._pt("log", x)
         y = self._pt("log", y, "y")
-        return self._log_solve("log", x, y)
+        return self._out("log", self._log_solve("log", x, y))
 
     def dist(self, x, y):
         x = self._pt("dist", x)
@@ -625,17 +758,26 @@ class Stiefel(KernelMetric, _ReferenceStiefel):
         x = self._pt("transp", x)
         y = self._pt("transp", y, "y")
         v = self._tv("transp", x, v)
-        return transp_kernel(_c(x), _c(y), _c(v))
+        try:
+            return transp_kernel(_c(x), _c(y), _c(v))
+        except ValueError:
+            return super().transp(x, y, v)
 
     def retr_polar(self, x, v):
         x = self._pt("retr_polar", x)
         v = self._tv("retr_polar", x, v)
-        return retr_polar_kernel(_c(x), _c(v))
+        try:
+            return retr_polar_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().retr_polar(x, v)
 
     def retr(self, x, v):
         x = self._pt("retr", x)
         v = self._tv("retr", x, v)
-        return retr_kernel(_c(x), _c(v))
+        try:
+            return retr_kernel(_c(x), _c(v))
+        except ValueError:
+            return super().retr(x, v)
 
     def _inv_polar(self, method, x, y):
         x = self._pt(method, x)
@@ -648,12 +790,12 @@ class Stiefel(KernelMetric, _ReferenceStiefel):
         if status == 2:
             raise ValueError(f"{where}: y is not a polar retraction of a tangent vector at x "
                              f"(P = (I + V^T V)^(1/2) is not positive definite: lambda_min(P) = {val:.3e})")
-        return V
+        return self._out(method, V)
 
     def retr_qr(self, x, v):
         x = self._pt("retr_qr", x)
         v = self._tv("retr_qr", x, v)
-        return retr_qr_kernel(_c(x), _c(v))
+        return self._point_or_raise("retr_qr", retr_qr_kernel(_c(x), _c(v)))
 
     def inv_retr_qr(self, x, y):
         x = self._pt("inv_retr_qr", x)
@@ -666,67 +808,27 @@ class Stiefel(KernelMetric, _ReferenceStiefel):
         if status == 2:
             raise ValueError(f"{where}: y is not a QR retraction of a tangent vector at x "
                              f"(R[{j},{j}] = {val:.3e} is not positive)")
-        return V
+        return self._out("inv_retr_qr", V)
 
     def tangent_basis(self, x):
         x = self._pt("tangent_basis", x)
         return tangent_basis_kernel(_c(x))
 
-    # batched: stacks of shape (N, n, p)
-    def _stack(self, method, A, name):
-        try:
-            A = np.ascontiguousarray(np.asarray(A, dtype=np.float64))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{self._where(method)}: {name} cannot be read as a float array ({exc})") from None
-        if A.ndim != 3 or A.shape[1:] != self.ambient_shape:
-            raise ValueError(f"{self._where(method)}: {name} has shape {A.shape}, expected (N, {self.n}, {self.p})")
-        if not np.all(np.isfinite(A)):
-            raise ValueError(f"{self._where(method)}: {name} has non-finite entries")
-        return A
+    # ------------------------------------------------------------------ batched (BatchRows), (N, n, p)
+    def _clearly_points(self, X):
+        finite = np.all(np.isfinite(X), axis=(1, 2))
+        Xf = np.where(finite[:, None, None], X, 0.0)
+        G = np.einsum("kia,kib->kab", Xf, Xf) - np.eye(self.p)
+        return finite & (np.max(np.abs(G), axis=(1, 2)) <= 0.5 * self._atol)
 
-    def _check_points(self, method, X, name):
-        if self.validate:
-            for i in range(X.shape[0]):
-                self._pt(method, X[i], f"{name}[{i}]")
-
-    def _check_tangents(self, method, X, V, name):
-        if self.validate:
-            for i in range(X.shape[0]):
-                self._tv(method, X[i], V[i], f"{name}[{i}]")
-
-    def exp_batch(self, X, V):
-        X = self._stack("exp_batch", X, "X")
-        V = self._stack("exp_batch", V, "V")
-        _same_n("Stiefel.exp_batch", X, V)
-        self._check_points("exp_batch", X, "X")
-        self._check_tangents("exp_batch", X, V, "V")
-        return exp_batch(X, V)
-
-    def log_batch(self, X, Y):
-        X = self._stack("log_batch", X, "X")
-        Y = self._stack("log_batch", Y, "Y")
-        _same_n("Stiefel.log_batch", X, Y)
-        self._check_points("log_batch", X, "X")
-        self._check_points("log_batch", Y, "Y")
-        return log_batch(X, Y)
-
-    def dist_batch(self, X, Y):
-        X = self._stack("dist_batch", X, "X")
-        Y = self._stack("dist_batch", Y, "Y")
-        _same_n("Stiefel.dist_batch", X, Y)
-        self._check_points("dist_batch", X, "X")
-        self._check_points("dist_batch", Y, "Y")
-        return dist_batch(X, Y)
-
-    def transp_batch(self, X, Y, V):
-        X = self._stack("transp_batch", X, "X")
-        Y = self._stack("transp_batch", Y, "Y")
-        V = self._stack("transp_batch", V, "V")
-        _same_n("Stiefel.transp_batch", X, Y, V)
-        self._check_points("transp_batch", X, "X")
-        self._check_points("transp_batch", Y, "Y")
-        self._check_tangents("transp_batch", X, V, "V")
-        return transp_batch(X, Y, V)
+    def _clearly_tangents(self, X, V):
+        finite = np.all(np.isfinite(V), axis=(1, 2))
+        Vf = np.where(finite[:, None, None], V, 0.0)
+        nv = np.sqrt(np.einsum("kia,kia->k", Vf, Vf))
+        S = np.einsum("kia,kib->kab", X, Vf)
+        d = np.max(np.abs(S + np.swapaxes(S, 1, 2)), axis=(1, 2)) * 0.5
+        return finite & (nv <= 1e150) & (d <= 0.5 * self._atol * (1.0 + nv))
 
 
 Stiefel._kernels = sys.modules[__name__]  # KernelMetric calls this module's kernels
+Stiefel._batch_kernels = {"exp": exp_batch, "log": log_batch, "dist": dist_batch, "transp": transp_batch}
