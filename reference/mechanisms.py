@@ -145,6 +145,24 @@ def check_steps(where: str, name: str, n) -> int:
     return int(n)
 
 
+def _metric_norm(where: str, M, x, v) -> float:
+    """||v||_x by the manifold's own (overflow-free) norm; inf when the norm itself is not a float64."""
+    try:
+        return float(M.norm(x, v))
+    except ValueError as exc:
+        if "overflows float64" in str(exc):
+            return math.inf
+        raise
+
+
+def finite_sample_or_raise(where: str, xi, sigma):
+    """Refuse to return a draw that overflows float64 (sigma near the float64 range)."""
+    if not np.all(np.isfinite(xi)):
+        raise ValueError(f"{where}: the draw overflows float64 (sigma = {sigma:.3e} times the tangent basis "
+                         "exceeds the float64 range)")
+    return xi
+
+
 # ---------------------------------------------------------------------------- the law
 def tangent_gaussian_log_normalizer(d: int, sigma: float) -> float:
     r"""log C_{x,sigma} = (d/2) log(2 pi sigma^2): the normalising constant of Definition 2.5 (000).
@@ -160,7 +178,9 @@ def tangent_gaussian_log_normalizer(d: int, sigma: float) -> float:
     if isinstance(d, bool) or int(d) != d or d < 1:
         raise ValueError(f"{where}: d must be a positive integer (got {d!r})")
     sigma = check_positive_number(where, "sigma", sigma)
-    return 0.5 * int(d) * math.log(2.0 * math.pi * sigma * sigma)
+    # d (log sqrt(2 pi) + log sigma): the printed log(2 pi sigma^2) underflows (log 0) for sigma < 1e-154
+    # and overflows for sigma > 1e154; the sum of logs is finite for every float64 sigma > 0
+    return int(d) * (0.5 * math.log(2.0 * math.pi) + math.log(sigma))
 
 
 def tangent_gaussian_logpdf(M, x, xi, sigma, mu=None) -> float:
@@ -170,16 +190,27 @@ def tangent_gaussian_logpdf(M, x, xi, sigma, mu=None) -> float:
 
     with respect to the Lebesgue measure of T_x induced by the metric, ``d = M.dim``
     (the constant is :func:`tangent_gaussian_log_normalizer`; ERRATA lead 5).
-    ``mu`` defaults to 0.
+    ``mu`` defaults to 0. Evaluated as ``-(||xi - mu||_x / sigma)^2 / 2`` from the overflow-free metric
+    norm; a log-density below -1.8e308 raises ``ValueError`` (issue 19).
     """
     where = "tangent_gaussian_logpdf"
     M = check_manifold(where, M)
     sigma = check_positive_number(where, "sigma", sigma)
     x = M.check_point(x, where=where)
     xi = M.check_tangent(x, xi, where=where, name="xi")
-    r = xi if mu is None else xi - M.check_tangent(x, mu, where=where, name="mu")
-    r2 = M.inner(x, r, r)
-    return -r2 / (2.0 * sigma * sigma) - tangent_gaussian_log_normalizer(M.dim, sigma)
+    if mu is not None:
+        mu = M.check_tangent(x, mu, where=where, name="mu")
+        with np.errstate(over="ignore", invalid="ignore"):
+            r = xi - mu
+        if not np.all(np.isfinite(r)):
+            raise ValueError(f"{where}: xi - mu overflows float64")
+    else:
+        r = xi
+    q = _metric_norm(where, M, x, r) / sigma  # ||xi - mu||_x / sigma, overflow-free
+    val = -0.5 * q * q - tangent_gaussian_log_normalizer(M.dim, sigma)
+    if not math.isfinite(val):
+        raise ValueError(f"{where}: the log-density is below the float64 range (||xi - mu||_x / sigma = {q:.3e})")
+    return val
 
 
 # ---------------------------------------------------------------------------- exact samplers
@@ -193,7 +224,8 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
     Draw order (contract with the verified twin): ONE call ``rng.standard_normal(d)``;
     ``z[k]`` multiplies ``e_k``. With ``size=n`` the call is ``rng.standard_normal((n, d))``,
     which consumes the stream exactly like ``n`` successive unbatched calls (row ``i`` is the
-    ``i``-th draw); the result then has shape ``(n, *M.ambient_shape)``.
+    ``i``-th draw); the result then has shape ``(n, *M.ambient_shape)``. A draw that overflows
+    float64 (sigma near 1e308) raises ``ValueError`` after the draws (issue 19).
     """
     where = "sample_tangent_gaussian"
     M = check_manifold(where, M)
@@ -204,16 +236,18 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
         mu = M.check_tangent(x, mu, where=where, name="mu")
     E = M.tangent_basis(x)
     d = M.dim
-    if size is None:
-        z = sigma * rng.standard_normal(d)
-        xi = np.zeros(M.ambient_shape)
-        for k in range(d):
-            xi = xi + z[k] * E[k]
-    else:
-        n = check_steps(where, "size", size)
-        Z = sigma * rng.standard_normal((n, d))
-        xi = (Z @ E.reshape(d, -1)).reshape((n, *M.ambient_shape))
-    return xi if mu is None else xi + mu
+    with np.errstate(over="ignore", invalid="ignore"):
+        if size is None:
+            z = sigma * rng.standard_normal(d)
+            xi = np.zeros(M.ambient_shape)
+            for k in range(d):
+                xi = xi + z[k] * E[k]
+        else:
+            n = check_steps(where, "size", size)
+            Z = sigma * rng.standard_normal((n, d))
+            xi = (Z @ E.reshape(d, -1)).reshape((n, *M.ambient_shape))
+        out = xi if mu is None else xi + mu
+    return finite_sample_or_raise(where, out, sigma)
 
 
 def spd_symmetric_noise(z, n: int) -> np.ndarray:
@@ -267,9 +301,11 @@ def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
     if mu is not None:
         mu = M.check_tangent(X, mu, where=where, name="mu")
     X_half, _ = sqrtm_and_invsqrtm(X)
-    S = spd_symmetric_noise(sigma * rng.standard_normal(M.dim), M.n)
-    xi = sym(X_half @ S @ X_half)
-    return xi if mu is None else xi + mu
+    with np.errstate(over="ignore", invalid="ignore"):
+        S = spd_symmetric_noise(sigma * rng.standard_normal(M.dim), M.n)
+        xi = sym(X_half @ S @ X_half)
+        out = xi if mu is None else xi + mu
+    return finite_sample_or_raise(where, out, sigma)
 
 
 # ---------------------------------------------------------------------------- O(dim) closed forms
@@ -418,7 +454,8 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
     s = 2.38 * sigma / math.sqrt(float(np.trace(G))) if step_size is None else check_positive_number(where, "step_size", step_size)
 
     def log_target(c):
-        return -float(c @ G @ c) / (2.0 * sigma * sigma)
+        # -(c^T G c)/(2 sigma^2), divided by sigma twice: sigma^2 underflows (division by 0) for sigma < 1e-162
+        return -0.5 * (float(c @ G @ c) / sigma) / sigma
 
     if xi0 is None:
         c = np.zeros(d)
@@ -437,7 +474,8 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
             accepted += 1
         if return_chain:
             states[step] = c
-    xi = np.tensordot(states if return_chain else c, F, axes=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        xi = finite_sample_or_raise(where, np.tensordot(states if return_chain else c, F, axes=1), sigma)
     return (xi, accepted / n_steps) if return_acceptance else xi
 
 
@@ -448,13 +486,22 @@ def clip(M, x, v, tau):
     Inside the closed ball (``||v||_x <= tau``) the factor is exactly 1 and ``v`` is returned
     unchanged (a copy); outside, ``v`` is scaled to metric norm tau (up to one rounding of the
     product, relative 1e-16) keeping its direction. ``v = 0`` is returned as is.
+
+    Domain: every tangent vector whose metric norm is a float64 (below 1.8e308). The norm is the
+    manifold's overflow-free one, so a long v is scaled to length tau (it used to become 0 once
+    the squared norm overflowed at 1.3e154); a v whose norm exceeds the float64 range raises
+    ``ValueError``. Why scaling and not refusing is what privacy needs, and why 0 was safe but
+    wrong: ``proofs_notes/mechanism_clipping.md`` (issue 19).
     """
     where = "clip"
     M = check_manifold(where, M)
     tau = check_positive_number(where, "tau", tau)
     x = M.check_point(x, where=where)
     v = M.check_tangent(x, v, where=where)
-    nv = M.norm(x, v)
+    nv = _metric_norm(where, M, x, v)
+    if not nv < math.inf:
+        raise ValueError(f"{where}: ||v||_x overflows float64 (the metric norm of v exceeds 1.8e308), so "
+                         "tau / ||v||_x cannot be formed; clip_tau is defined here for every v with a float64 norm")
     factor = 1.0 if nv == 0.0 else min(1.0, tau / nv)
     return factor * v
 
@@ -474,7 +521,9 @@ def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
     M = check_manifold(where, M)
     x = M.check_point(x, where=where)
     value = M.check_tangent(x, value, where=where, name="value")
-    return value + sample_tangent_gaussian(M, x, sigma, rng, size=size)
+    xi = sample_tangent_gaussian(M, x, sigma, rng, size=size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return finite_sample_or_raise(where, value + xi, sigma)
 
 
 # ---------------------------------------------------------------------------- calibration
@@ -521,7 +570,12 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     if log_first == -math.inf:  # Phi(a) itself underflows (a < -1e154): delta is 0 to double precision
         return 0.0
     log_second = eps + float(log_ndtr(b))
-    return math.exp(log_first) * -math.expm1(log_second - log_first)
+    e = log_second - log_first  # <= 0 in exact arithmetic (delta >= 0)
+    if not e <= 700.0:
+        raise ValueError(f"{where}: delta cannot be evaluated in float64 at eps={eps!r}, sigma={sigma!r}, "
+                         f"sensitivity={sensitivity!r}: the privacy-loss exponent eps + log Phi(b) - log Phi(a), "
+                         f"which is <= 0, loses all its digits (computed {e:.3e})")
+    return math.exp(log_first) * -math.expm1(e)
 
 
 def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGMA_RTOL) -> float:
@@ -540,7 +594,13 @@ def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGM
     rtol = check_positive_number(where, "rtol", rtol)
 
     def ok(s):
-        return gaussian_delta(eps, s, sensitivity) <= delta
+        if not 0.0 < s < math.inf:
+            raise ValueError(f"{where}: no float64 sigma calibrates eps={eps!r}, delta={delta!r}, "
+                             f"sensitivity={sensitivity!r} (the bracket left (0, 1.8e308) at sigma = {s!r})")
+        try:
+            return gaussian_delta(eps, s, sensitivity) <= delta
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
 
     hi = sensitivity
     while not ok(hi):

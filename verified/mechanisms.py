@@ -55,8 +55,15 @@ __all__ = list(_ref.__all__) + [
 
 # ---------------------------------------------------------------------------- kernels
 @njit(cache=True)
+def _refuse_draw():
+    raise ValueError("sample_tangent_gaussian: the draw overflows float64 (sigma times the tangent basis "
+                     "exceeds the float64 range)")
+
+
+@njit(cache=True)
 def sample_tangent_gaussian_kernel(rng, E, sigma):
-    """xi = sum_k z_k E[k], z = sigma * rng.standard_normal(d) (reference: sample_tangent_gaussian)."""
+    """xi = sum_k z_k E[k], z = sigma * rng.standard_normal(d) (reference: sample_tangent_gaussian);
+    raises ValueError (after the draws) if xi overflows float64."""
     d = E.shape[0]
     z = sigma * rng.standard_normal(d)
     Ef = E.reshape((d, -1))
@@ -65,6 +72,9 @@ def sample_tangent_gaussian_kernel(rng, E, sigma):
     for k in range(d):
         for a in range(m):
             out[a] += z[k] * Ef[k, a]
+    for a in range(m):
+        if not np.isfinite(out[a]):
+            _refuse_draw()
     return out.reshape(E.shape[1:])
 
 
@@ -80,6 +90,9 @@ def sample_tangent_gaussian_batch_kernel(rng, E, sigma, n):
         for k in range(d):
             for a in range(m):
                 out[i, a] += z[k] * Ef[k, a]
+    for t in out.flat:
+        if not np.isfinite(t):
+            _refuse_draw()
     return out
 
 
@@ -121,17 +134,18 @@ def _quad(G, c):
 
 @njit(cache=True)
 def mh_chain_kernel(rng, G, step, sigma, c0, n_steps):
-    """Random-walk MH on R^d targeting exp(-c^T G c / (2 sigma^2)); per step draws
+    """Random-walk MH on R^d targeting exp(-c^T G c / (2 sigma^2)) (evaluated as -((c^T G c)/sigma)/sigma/2,
+    so sigma^2 cannot underflow); per step draws
     rng.standard_normal(d) then rng.random() (reference: sample_tangent_gaussian_mh).
     Returns the states after steps 1..n_steps, shape (n_steps, d), and the number accepted."""
     d = c0.shape[0]
     c = c0.copy()
-    lp = -_quad(G, c) / (2.0 * sigma * sigma)
+    lp = -0.5 * (_quad(G, c) / sigma) / sigma
     accepted = 0
     states = np.empty((n_steps, d))
     for t in range(n_steps):
         c_new = c + step * rng.standard_normal(d)
-        lp_new = -_quad(G, c_new) / (2.0 * sigma * sigma)
+        lp_new = -0.5 * (_quad(G, c_new) / sigma) / sigma
         u = rng.random()
         if u == 0.0 or math.log(u) < lp_new - lp:
             c = c_new
@@ -142,10 +156,20 @@ def mh_chain_kernel(rng, G, step, sigma, c0, n_steps):
 
 
 @njit(cache=True)
+def _refuse_clip():
+    raise ValueError("clip: ||v||_x overflows float64 (the metric norm of v exceeds 1.8e308), so tau / ||v||_x "
+                     "cannot be formed")
+
+
+@njit(cache=True)
 def clip_kernel(v, norm_v, tau):
-    """min{1, tau/||v||_x} v (reference: clip); norm_v = ||v||_x computed by the manifold kernel."""
+    """min{1, tau/||v||_x} v (reference: clip); norm_v = ||v||_x computed by the manifold's norm kernel
+    (overflow-free: inf only when the norm exceeds the float64 range, and then this raises
+    ValueError instead of returning 0; see proofs_notes/mechanism_clipping.md)."""
     if norm_v == 0.0:
         return v * 1.0
+    if not norm_v < math.inf:
+        _refuse_clip()
     f = tau / norm_v
     if f > 1.0:
         f = 1.0
@@ -196,12 +220,17 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
     if mu is not None:
         mu = M.check_tangent(x, mu, where=where, name="mu")
     E = _basis(M, x)
-    if size is None:
-        xi = sample_tangent_gaussian_kernel(rng, E, sigma)
-    else:
-        n = _ref.check_steps(where, "size", size)
-        xi = sample_tangent_gaussian_batch_kernel(rng, E, sigma, n).reshape((n, *M.ambient_shape))
-    return xi if mu is None else xi + mu
+    n = None if size is None else _ref.check_steps(where, "size", size)
+    try:
+        if n is None:
+            xi = sample_tangent_gaussian_kernel(rng, E, sigma)
+        else:
+            xi = sample_tangent_gaussian_batch_kernel(rng, E, sigma, n).reshape((n, *M.ambient_shape))
+    except ValueError:
+        xi = np.full(M.ambient_shape, np.inf)  # the kernel drew and refused: the reference's message below
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = xi if mu is None else xi + mu
+    return _ref.finite_sample_or_raise(where, out, sigma)
 
 
 def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
@@ -218,7 +247,9 @@ def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
     if mu is not None:
         mu = M.check_tangent(X, mu, where=where, name="mu")
     xi = spd_sample_kernel(rng, _c(X), sigma)
-    return xi if mu is None else xi + mu
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = xi if mu is None else xi + mu
+    return _ref.finite_sample_or_raise(where, out, sigma)
 
 
 def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, chart=None,
@@ -251,7 +282,8 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
         xi0 = M.check_tangent(x, xi0, where=where, name="xi0")
         c0 = np.linalg.solve(G, np.array([M.inner(x, F[k], xi0) for k in range(d)]))
     states, accepted = mh_chain_kernel(rng, _c(G), s, sigma, _c(c0), n_steps)
-    xi = np.tensordot(states if return_chain else states[-1], F, axes=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        xi = _ref.finite_sample_or_raise(where, np.tensordot(states if return_chain else states[-1], F, axes=1), sigma)
     return (xi, accepted / n_steps) if return_acceptance else xi
 
 
@@ -262,7 +294,10 @@ def clip(M, x, v, tau):
     tau = _ref.check_positive_number(where, "tau", tau)
     x = M.check_point(x, where=where)
     v = M.check_tangent(x, v, where=where)
-    return clip_kernel(_c(v), _norm(M, x, v), tau)
+    try:
+        return clip_kernel(_c(v), _norm(M, x, v), tau)
+    except ValueError:
+        return _ref.clip(M, x, v, tau)  # refuses with the reference's message
 
 
 def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
@@ -271,4 +306,6 @@ def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
     M = _ref.check_manifold(where, M)
     x = M.check_point(x, where=where)
     value = M.check_tangent(x, value, where=where, name="value")
-    return value + sample_tangent_gaussian(M, x, sigma, rng, size=size)
+    xi = sample_tangent_gaussian(M, x, sigma, rng, size=size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _ref.finite_sample_or_raise(where, value + xi, sigma)
