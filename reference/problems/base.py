@@ -9,15 +9,68 @@ with agent weights :math:`p_i = N_i / \\sum_k N_k` (000 (2.1)) or :math:`p_i = 1
 (002 (2)). A subclass supplies the per-sample loss ``_f_ij`` and its Euclidean and Riemannian
 gradients ``_egrad_ij`` / ``_rgrad_ij``; this class supplies the averages, the batched
 per-sample gradients and the input checks. Indices ``i`` and ``j`` are 0-based.
+
+Results (issue 19): every public method returns finite values or raises ``ValueError`` naming
+``<Problem>.<method>`` (:func:`public`): a loss or gradient that overflows float64, or a refusal
+of the geometry inside (:class:`Refusal`, e.g. a whitened SPD sample that is not positive definite
+in floating point), is an error, never a return value. Data are read with the manifolds' dtype
+policy (real numbers only) by :func:`agent_arrays`; each problem states the domain of its data
+(the range in which every loss and gradient is finite at every point) in its class docstring.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 
 import numpy as np
 
-__all__ = ["FederatedProblem", "agent_weights", "agent_arrays", "stacked_view", "is_stacked"]
+from prirfed.reference.manifolds.base import _KIND_NAMES, _REAL_KINDS
+
+__all__ = ["FederatedProblem", "agent_weights", "agent_arrays", "stacked_view", "is_stacked", "public", "Refusal",
+           "positive_float"]
+
+
+class Refusal(Exception):
+    """Raised inside a problem's internals; :func:`public` turns it into
+    ``ValueError("<Problem>.<method>: <message>")``."""
+
+
+def public(method: str):
+    """Decorator of a public problem method: floating-point warnings silenced, :class:`Refusal`,
+    ``OverflowError`` and ``LinAlgError`` turned into ``ValueError`` naming ``<Problem>.<method>``,
+    and a result that is not finite refused the same way."""
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            try:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+                    out = fn(self, *args, **kwargs)
+            except Refusal as exc:
+                raise ValueError(f"{self.name}.{method}: {exc}") from None
+            except (OverflowError, np.linalg.LinAlgError) as exc:
+                raise ValueError(f"{self.name}.{method}: not computable in float64 ({exc})") from None
+            arr = np.asarray(out, dtype=np.float64)
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{self.name}.{method}: the result overflows float64 "
+                                 f"({int(arr.size - np.count_nonzero(np.isfinite(arr)))} of {arr.size} entries are "
+                                 "inf or NaN); the data or the point are outside the problem's domain")
+            return out
+
+        return wrapper
+
+    return deco
+
+
+def positive_float(where: str, name: str, value) -> float:
+    """``value`` as a finite float > 0 (ints and floats, not booleans or strings), else ``ValueError``."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    v = float(value) if ok else math.nan
+    if not (ok and math.isfinite(v) and v > 0):
+        raise ValueError(f"{where}: {name} must be a positive finite number (got {value!r})")
+    return v
 
 
 def agent_weights(N_i, rule: str) -> np.ndarray:
@@ -97,29 +150,34 @@ class FederatedProblem:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ per sample
+    @public("f_ij")
     def f_ij(self, x, i, j) -> float:
         """Per-sample loss f_{i,j}(x)."""
         x = self._x("f_ij", x)
         i = self._i("f_ij", i)
         return float(self._f_ij(x, i, self._j("f_ij", i, j)))
 
+    @public("egrad_ij")
     def egrad_ij(self, x, i, j) -> np.ndarray:
         """Euclidean gradient of (the smooth extension of) f_{i,j} at x."""
         x = self._x("egrad_ij", x)
         i = self._i("egrad_ij", i)
         return self._egrad_ij(x, i, self._j("egrad_ij", i, j))
 
+    @public("rgrad_ij")
     def rgrad_ij(self, x, i, j) -> np.ndarray:
         """Riemannian gradient grad f_{i,j}(x) in T_x."""
         x = self._x("rgrad_ij", x)
         i = self._i("rgrad_ij", i)
         return self._rgrad_ij(x, i, self._j("rgrad_ij", i, j))
 
+    @public("rgrad_batch")
     def rgrad_batch(self, x, i, J) -> np.ndarray:
         """Per-sample Riemannian gradients grad f_{i,j}(x) for j in J, stacked: shape (|J|, *ambient)."""
         x, i, J = self._batch("rgrad_batch", x, i, J)
         return np.stack([self._rgrad_ij(x, i, int(j)) for j in J])
 
+    @public("egrad_batch")
     def egrad_batch(self, x, i, J) -> np.ndarray:
         """Per-sample Euclidean gradients for j in J, stacked: shape (|J|, *ambient)."""
         x, i, J = self._batch("egrad_batch", x, i, J)
@@ -135,18 +193,27 @@ class FederatedProblem:
     def _rgrad_i(self, x, i) -> np.ndarray:
         # the mean of tangent vectors is tangent; proj removes the rounding residue (which can
         # exceed a relative tangency tolerance when the vectors nearly cancel)
-        return self.manifold.proj(x, sum(self._rgrad_ij(x, i, j) for j in range(self.N_i[i])) / self.N_i[i])
+        return self._proj(x, sum(self._rgrad_ij(x, i, j) for j in range(self.N_i[i])) / self.N_i[i])
 
+    def _proj(self, x, g) -> np.ndarray:
+        """proj_x(g) after refusing a non-finite g (a sum of gradients that overflowed)."""
+        if not np.all(np.isfinite(g)):
+            raise Refusal("a gradient overflows float64 (the data or the point are outside the problem's domain)")
+        return self.manifold.proj(x, g)
+
+    @public("f_i")
     def f_i(self, x, i) -> float:
         """Agent loss f_i(x) = (1/N_i) sum_j f_{i,j}(x)."""
         x = self._x("f_i", x)
         return float(self._f_i(x, self._i("f_i", i)))
 
+    @public("egrad_i")
     def egrad_i(self, x, i) -> np.ndarray:
         """Euclidean gradient of f_i."""
         x = self._x("egrad_i", x)
         return self._egrad_i(x, self._i("egrad_i", i))
 
+    @public("rgrad_i")
     def rgrad_i(self, x, i) -> np.ndarray:
         """Riemannian gradient grad f_i(x) = (1/N_i) sum_j grad f_{i,j}(x)."""
         x = self._x("rgrad_i", x)
@@ -157,21 +224,25 @@ class FederatedProblem:
         return sum(self.p[i] * self._f_i(x, i) for i in range(self.N))
 
     def _rgrad(self, x) -> np.ndarray:
-        return self.manifold.proj(x, sum(self.p[i] * self._rgrad_i(x, i) for i in range(self.N)))
+        return self._proj(x, sum(self.p[i] * self._rgrad_i(x, i) for i in range(self.N)))
 
+    @public("f")
     def f(self, x) -> float:
         """Global objective f(x) = sum_i p_i f_i(x) (000 (2.1))."""
         return float(self._f(self._x("f", x)))
 
+    @public("egrad")
     def egrad(self, x) -> np.ndarray:
         """Euclidean gradient of f."""
         x = self._x("egrad", x)
         return sum(self.p[i] * self._egrad_i(x, i) for i in range(self.N))
 
+    @public("rgrad")
     def rgrad(self, x) -> np.ndarray:
         """Riemannian gradient grad f(x) = sum_i p_i grad f_i(x)."""
         return self._rgrad(self._x("rgrad", x))
 
+    @public("rgrad_norm")
     def rgrad_norm(self, x) -> float:
         """||grad f(x)||_x."""
         x = self._x("rgrad_norm", x)
@@ -254,7 +325,8 @@ def stacked_view(arrays) -> np.ndarray:
 
 
 def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | None = None) -> list[np.ndarray]:
-    """Validate per-agent data: a non-empty sequence of float arrays of shape ``(N_i, *inner_shape)``.
+    """Validate per-agent data: a non-empty sequence of real arrays of shape ``(N_i, *inner_shape)``
+    (complex, boolean and string arrays are refused, as by the manifolds' ``as_float_array``).
 
     ``inner_shape=None`` takes the inner shape from agent 0 (it must then agree across agents).
     Raises ``ValueError`` naming ``where`` for an empty list, an agent with no samples, shapes that
@@ -276,8 +348,16 @@ def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | Non
     out = []
     for i, a in enumerate(data):
         try:
-            a = np.asarray(a, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+            raw = np.asarray(a)
+            if raw.dtype.kind not in _REAL_KINDS:
+                what = _KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}")
+                raise ValueError(f"{where}: {name}[{i}] is a {what} array (dtype {raw.dtype}); expected real numbers")
+            a = np.asarray(raw, dtype=np.float64)
+        except (TypeError, OverflowError) as exc:
+            raise ValueError(f"{where}: {name}[{i}] cannot be read as a float array ({exc})") from None
+        except ValueError as exc:
+            if str(exc).startswith(where):
+                raise
             raise ValueError(f"{where}: {name}[{i}] cannot be read as a float array ({exc})") from None
         if a.ndim < 1 or a.shape[0] == 0:
             raise ValueError(f"{where}: {name}[{i}] has no samples (shape {a.shape})")

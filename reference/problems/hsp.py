@@ -26,7 +26,7 @@ from prirfed.reference.checks import check_real
 
 from ..manifolds import Lorentz
 from ..manifolds.base import as_float_array, zeta
-from .base import FederatedProblem, agent_arrays, agent_weights
+from .base import FederatedProblem, agent_arrays, agent_weights, positive_float
 
 __all__ = ["HyperbolicStructuredPrediction", "rbf_kernel", "krr_weights", "lorentz_weighted_mean", "dist2_hessian"]
 
@@ -138,6 +138,10 @@ class HyperbolicStructuredPrediction(FederatedProblem):
     gamma : ridge parameter gamma > 0.
     v_bar : kernel width > 0.
     kernel : "gaussian" (default, 2 v^2) or "printed" ((2 v)^2), see the module docstring.
+
+    Domain: finite real features, embeddings that pass the Lorentz point check (x_0 <= 2^500),
+    gamma and v_bar positive floats with a representable kernel width, kernel-ridge weights that are
+    finite; every loss and gradient is finite or the method raises ``ValueError``.
     """
 
     def __init__(self, W, Y, w, gamma: float, v_bar: float, kernel: str = "gaussian"):
@@ -153,11 +157,13 @@ class HyperbolicStructuredPrediction(FederatedProblem):
                 raise ValueError(f"{where}: agent {i} has {Wi.shape[0]} features but {Yi.shape[0]} embeddings")
         if Y[0].shape[1] < 2:
             raise ValueError(f"{where}: embeddings need d + 1 >= 2 coordinates (got {Y[0].shape[1]})")
-        for name, val in (("gamma", gamma), ("v_bar", v_bar)):
-            if not (np.isfinite(val) and val > 0):
-                raise ValueError(f"{where}: {name} must be a positive finite number (got {val!r})")
+        gamma = positive_float(where, "gamma", gamma)
+        v_bar = positive_float(where, "v_bar", v_bar)
         if kernel not in ("gaussian", "printed"):
             raise ValueError(f"{where}: kernel must be 'gaussian' or 'printed' (got {kernel!r})")
+        width = 2.0 * v_bar**2 if kernel == "gaussian" else (2.0 * v_bar) ** 2
+        if not 0.0 < width < math.inf:
+            raise ValueError(f"{where}: v_bar = {v_bar!r} makes the kernel width ({width!r}) under- or overflow float64")
         self.r = W[0].shape[1]
         self.w = as_float_array(where, "w", w, (self.r,))
         self.d = Y[0].shape[1] - 1
@@ -170,7 +176,15 @@ class HyperbolicStructuredPrediction(FederatedProblem):
         self.N_i = [int(y.shape[0]) for y in Y]
         self.p = agent_weights(self.N_i, "samples")
         #: alpha[i][j] = alpha_ij(w), one kernel-ridge solve per agent (000 section 6.3)
-        self.alpha = [krr_weights(W[i], self.w, self.gamma, self.v_bar, kernel) for i in range(self.N)]
+        try:
+            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+                self.alpha = [krr_weights(W[i], self.w, self.gamma, self.v_bar, kernel) for i in range(self.N)]
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"{where}: K_i + gamma I is singular in floating point ({exc}); increase gamma") from None
+        for i, a in enumerate(self.alpha):
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{where}: the kernel-ridge weights alpha_{i} are not finite (K_i + gamma I is "
+                                 f"numerically singular at gamma = {self.gamma!r}); increase gamma")
 
     # ------------------------------------------------------------------ per sample
     def _f_ij(self, x, i, j):

@@ -17,7 +17,7 @@ from prirfed.reference.checks import check_real
 
 from ..manifolds import SPD
 from ..manifolds.base import zeta
-from .base import FederatedProblem, agent_arrays, agent_weights
+from .base import FederatedProblem, Refusal, agent_arrays, agent_weights, positive_float, public
 
 __all__ = ["SPDFrechetMean", "sym_fun"]
 
@@ -38,6 +38,14 @@ def _whiten(X: np.ndarray):
     return 0.5 * (S + S.T), 0.5 * (Si + Si.T)
 
 
+def _whitened_positive(lam) -> None:
+    """Refuse a whitened sample X^{-1/2} Z X^{-1/2} that is not positive definite in floating point
+    (its log, hence the loss and the gradient, would be NaN)."""
+    if not float(np.min(lam)) > 0.0:
+        raise Refusal(f"X^(-1/2) Z X^(-1/2) has eigenvalue {float(np.min(lam)):.3e} <= 0 in floating point "
+                      "(cond(X) cond(Z) is beyond float64)")
+
+
 class SPDFrechetMean(FederatedProblem):
     """Federated Fréchet mean of SPD matrices (000 (6.2)).
 
@@ -45,6 +53,10 @@ class SPDFrechetMean(FederatedProblem):
     ----------
     Z : sequence of arrays, agent i of shape (N_i, n, n); a single 3-D array is one agent.
     c : per-sample scale, f_ij = c dist^2 (papers: c = 1; c = 1/2 gives grad f_ij = -Log_X(Z_ij)).
+
+    Domain: samples that pass the SPD point check; at a point X the whitened samples
+    X^{-1/2} Z_ij X^{-1/2} must be positive definite in floating point (else the methods raise
+    ``ValueError``: cond(X) cond(Z_ij) is then beyond float64), and every result is finite or raises.
     """
 
     def __init__(self, Z, c: float = 1.0):
@@ -52,9 +64,7 @@ class SPDFrechetMean(FederatedProblem):
         Z = agent_arrays(where, "Z", Z)
         if Z[0].ndim != 3 or Z[0].shape[1] != Z[0].shape[2]:
             raise ValueError(f"{where}: each agent's data must have shape (N_i, n, n) (got {Z[0].shape})")
-        c = float(c)
-        if not (np.isfinite(c) and c > 0):
-            raise ValueError(f"{where}: the scale c must be a positive finite number (got {c})")
+        c = positive_float(where, "the scale c", c)
         self.n = Z[0].shape[1]
         self.manifold = SPD(self.n)
         for i, Zi in enumerate(Z):
@@ -70,11 +80,15 @@ class SPDFrechetMean(FederatedProblem):
         """f_ij(X) = c ||log(X^{-1/2} Z_ij X^{-1/2})||_F^2 = c sum_k log^2 lambda_k, lambda the
         eigenvalues of the pencil (Z_ij, X) (equal to those of X^{-1/2} Z_ij X^{-1/2})."""
         lam = scipy.linalg.eigh(self.Z[i][j], X, eigvals_only=True)
+        _whitened_positive(lam)
         return self.c * float(np.sum(np.log(lam) ** 2))
 
     def _log_whitened(self, Xmh, i, j):
-        """log(X^{-1/2} Z_ij X^{-1/2})."""
-        return sym_fun(Xmh @ self.Z[i][j] @ Xmh, np.log)
+        """log(X^{-1/2} Z_ij X^{-1/2}); refuses (Refusal) an eigenvalue <= 0 in floating point."""
+        lam, U = np.linalg.eigh(Xmh @ self.Z[i][j] @ Xmh)
+        _whitened_positive(lam)
+        F = (U * np.log(lam)) @ U.T
+        return 0.5 * (F + F.T)
 
     def _rgrad_ij(self, X, i, j):
         """grad f_ij(X) = -2 c X^{1/2} log(X^{-1/2} Z_ij X^{-1/2}) X^{1/2} = -2 c Log_X(Z_ij) (000 section 6.2)."""
@@ -89,6 +103,7 @@ class SPDFrechetMean(FederatedProblem):
         G = -2.0 * self.c * (Xmh @ self._log_whitened(Xmh, i, j) @ Xmh)
         return 0.5 * (G + G.T)
 
+    @public("rgrad_norm_ij")
     def rgrad_norm_ij(self, X, i, j) -> float:
         """||grad f_ij(X)||_X = 2 c dist(X, Z_ij)."""
         X = self._x("rgrad_norm_ij", X)

@@ -18,11 +18,26 @@ import math
 import numpy as np
 
 from ..manifolds import Sphere
-from .base import FederatedProblem, agent_arrays, agent_weights
+from .base import FederatedProblem, agent_arrays, agent_weights, public
 
-__all__ = ["SpherePCA"]
+__all__ = ["SpherePCA", "DATA_BOUND", "check_data_bound"]
 
 _PAPERS = ("000", "001", "002")
+
+#: Domain of the data (issue 19): N_i c_i max_j ||z_ij||^2 <= DATA_BOUND = 2^1000 (1.07e301) for every
+#: agent. Then every loss |f_ij| <= c ||z||^2, every gradient entry (at most 4 c ||z||^2) and every sum
+#: of N_i of them stays below 2^1002 at every point of the sphere: nothing overflows float64.
+DATA_BOUND = 2.0**1000
+
+
+def check_data_bound(where: str, Z, c) -> None:
+    """Refuse data outside the domain N_i c_i max_j ||z_ij||^2 <= DATA_BOUND (see there)."""
+    for i, z in enumerate(Z):
+        with np.errstate(over="ignore"):
+            m = float(np.max(np.einsum("jk,jk->j", z, z))) * float(c[i]) * z.shape[0]
+        if not m <= DATA_BOUND:
+            raise ValueError(f"{where}: Z[{i}] is outside the domain of the problem: N_i c_i max_j ||z_ij||^2 = "
+                             f"{m:.3e} > 2^1000 = {DATA_BOUND:.3e} (losses and gradients would overflow float64)")
 
 
 class SpherePCA(FederatedProblem):
@@ -56,6 +71,7 @@ class SpherePCA(FederatedProblem):
         self.p = agent_weights(self.N_i, "uniform" if paper == "002" else "samples")
         # per-sample scale c_i: f_ij = -c_i (z_ij^T x)^2
         self.c = np.array([n / 2.0 if paper == "002" else 1.0 for n in self.N_i])
+        check_data_bound(where, Z, self.c)
 
     # ------------------------------------------------------------------ per sample
     def _f_ij(self, x, i, j):
@@ -74,6 +90,7 @@ class SpherePCA(FederatedProblem):
         a = float(z @ x)
         return -2.0 * self.c[i] * a * (z - a * x)
 
+    @public("rhess_ij")
     def rhess_ij(self, x, i, j, v):
         """Riemannian Hessian of f_ij on S^d applied to v in T_x:
         Hess f_ij(x)[v] = (I - x x^T)(-2 c z z^T v) + 2 c (z^T x)^2 v

@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from ..manifolds import Stiefel
-from .base import FederatedProblem, agent_arrays, agent_weights
+from .base import FederatedProblem, agent_arrays, agent_weights, public
+from .sphere_pca import check_data_bound
 
 __all__ = ["StiefelKPCA", "principal_angles"]
 
@@ -58,6 +59,10 @@ class StiefelKPCA(FederatedProblem):
     Z : sequence of arrays, agent i of shape (N_i, d): records z_ij as rows (A_i = Z_i^T Z_i).
     r : number of components, 1 <= r < d (St(d, d) = O(d) and f is constant there).
     weights : "uniform" (002 (3): p_i = 1/n, default) or "samples" (p_i = N_i / sum N_k, 000 (2.1)).
+
+    Domain: finite real data with ``N_i c_i max_j ||z_ij||^2 <= 2^1000`` (as for
+    :class:`~prirfed.reference.problems.sphere_pca.SpherePCA`: every loss and gradient is then finite
+    at every point of St(d, r)); points are validated by the Stiefel checks.
     """
 
     def __init__(self, Z, r: int, weights: str = "uniform"):
@@ -66,7 +71,8 @@ class StiefelKPCA(FederatedProblem):
         if Z[0].ndim != 2:
             raise ValueError(f"{where}: each agent's data must be a 2-D array (N_i, d) (got ndim {Z[0].ndim})")
         d = Z[0].shape[1]
-        if isinstance(r, bool) or int(r) != r or not 1 <= r < d:
+        ok = isinstance(r, (int, float, np.integer, np.floating)) and not isinstance(r, (bool, np.bool_))
+        if not (ok and math.isfinite(r) and int(r) == r and 1 <= r < d):
             raise ValueError(f"{where}: r must be an integer in [1, d - 1] (d = {d}; r = d makes f constant) (got {r!r})")
         if weights not in ("uniform", "samples"):
             raise ValueError(f"{where}: weights must be 'uniform' or 'samples' (got {weights!r})")
@@ -76,6 +82,7 @@ class StiefelKPCA(FederatedProblem):
         self.N_i = [int(z.shape[0]) for z in Z]
         self.p = agent_weights(self.N_i, weights)
         self.c = np.array([n / 2.0 for n in self.N_i])
+        check_data_bound(where, Z, self.c)
         #: A_i = Z_i^T Z_i (002 section 5.2)
         self.A_i = [z.T @ z for z in Z]
 
@@ -97,6 +104,7 @@ class StiefelKPCA(FederatedProblem):
         S = X.T @ G
         return G - X @ (0.5 * (S + S.T))
 
+    @public("rhess_ij")
     def rhess_ij(self, X, i, j, V) -> np.ndarray:
         """Hess f_ij(X)[V] = P_X(D grad f_ij(X)[V]) (Riemannian submanifold; Absil, Mahony & Sepulchre
         2008, Prop. 5.3.2) = P_X(nabla^2 f_ij[V] - V sym(X^T nabla f_ij)) = P_X(-2c z z^T V + 2c V b b^T),

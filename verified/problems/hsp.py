@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from prirfed.reference.problems.base import public
+
 from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction as _ReferenceHSP
 from prirfed.verified.manifolds.lorentz import Lorentz, log_kernel
 
@@ -60,6 +62,7 @@ class HyperbolicStructuredPrediction(_ReferenceHSP):
     def _rgrad_ij(self, x, i, j):
         return hsp_rgrad_kernel(_c(x), self.Y[i][j], float(self.alpha[i][j]))
 
+    @public("rgrad_batch")
     def rgrad_batch(self, x, i, J):
         x, i, J = self._batch("rgrad_batch", x, i, J)
         return hsp_rgrad_batch_kernel(_c(x), self.Y[i], J, self.alpha[i])

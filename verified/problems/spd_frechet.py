@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from prirfed.reference.problems.base import public
+
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean as _ReferenceSPDFrechetMean
 from prirfed.verified.manifolds.spd import SPD, kdkt_kernel, lal_kernel, eigh_kernel, sqrtm_and_invsqrtm_kernel, sym_kernel
 
@@ -71,12 +73,24 @@ class SPDFrechetMean(_ReferenceSPDFrechetMean):
         self.manifold = SPD(self.n)
         self.Z = [_c(z) for z in self.Z]
 
+    # where a kernel refuses (a whitened sample not positive definite in floating point), the
+    # reference computation runs on the same input and refuses with the reference's message
     def _rgrad_ij(self, x, i, j):
-        return spd_frechet_rgrad_kernel(_c(x), self.Z[i][j], self.c)
+        try:
+            return spd_frechet_rgrad_kernel(_c(x), self.Z[i][j], self.c)
+        except ValueError:
+            return super()._rgrad_ij(x, i, j)
 
+    @public("rgrad_batch")
     def rgrad_batch(self, x, i, J):
         x, i, J = self._batch("rgrad_batch", x, i, J)
-        return spd_frechet_rgrad_batch_kernel(_c(x), self.Z[i], J, self.c)
+        try:
+            return spd_frechet_rgrad_batch_kernel(_c(x), self.Z[i], J, self.c)
+        except ValueError:
+            return np.stack([super(SPDFrechetMean, self)._rgrad_ij(x, i, int(j)) for j in J])
 
     def _rgrad_i(self, x, i):
-        return spd_frechet_rgrad_mean_kernel(_c(x), self.Z[i], self.c)
+        try:
+            return spd_frechet_rgrad_mean_kernel(_c(x), self.Z[i], self.c)
+        except ValueError:
+            return super()._rgrad_i(x, i)

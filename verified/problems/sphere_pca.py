@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from prirfed.reference.problems.base import public
+
 from prirfed.reference.problems.sphere_pca import SpherePCA as _ReferenceSpherePCA
 from prirfed.verified.manifolds.sphere import Sphere
 
@@ -84,6 +86,7 @@ class SpherePCA(_ReferenceSpherePCA):
     def _rgrad_ij(self, x, i, j):
         return sphere_pca_rgrad_kernel(_c(x), self.Z[i][j], float(self.c[i]))
 
+    @public("rgrad_batch")
     def rgrad_batch(self, x, i, J):
         x, i, J = self._batch("rgrad_batch", x, i, J)
         return sphere_pca_rgrad_batch_kernel(_c(x), self.Z[i], J, float(self.c[i]))

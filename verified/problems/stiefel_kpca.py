@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from prirfed.reference.problems.base import public
+
 from prirfed.reference.problems.stiefel_kpca import StiefelKPCA as _ReferenceStiefelKPCA
 from prirfed.verified.manifolds.stiefel import Stiefel
 
@@ -107,6 +109,7 @@ class StiefelKPCA(_ReferenceStiefelKPCA):
     def _rgrad_ij(self, X, i, j):
         return stiefel_kpca_rgrad_kernel(_c(X), self.Z[i][j], float(self.c[i]))
 
+    @public("rgrad_batch")
     def rgrad_batch(self, X, i, J):
         X, i, J = self._batch("rgrad_batch", X, i, J)
         return stiefel_kpca_rgrad_batch_kernel(_c(X), self.Z[i], J, float(self.c[i]))
