@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import gzip
 import os
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,7 @@ import numpy as np
 __all__ = [
     "shared_data_dir",
     "read_idx",
+    "MAX_BYTES",
     "load_mnist",
     "mnist_vectors",
     "MNIST_T10K_IMAGES",
@@ -55,58 +58,105 @@ def shared_data_dir() -> Path | None:
     return p if p.is_dir() else None
 
 
-def _read_bytes(path) -> bytes:
-    path = Path(path)
+#: Default cap on the data bytes a loader reads (after decompression): 1 GiB. MNIST's largest
+#: file (train images) holds 47 MB, PathMNIST at 28 px 227 MB; a larger file needs an explicit
+#: ``max_bytes``. The cap is checked against the sizes a file declares before anything is read,
+#: and the reading itself stops at the declared size (issue 19: a 380 KB gzip declaring huge
+#: dimensions made the old reader allocate 764 MB).
+MAX_BYTES = 1 << 30
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _cap(where: str, max_bytes) -> int:
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
+        raise ValueError(f"{where}: max_bytes must be a positive integer (got {max_bytes!r})")
+    return int(max_bytes)
+
+
+def _open_stream(where: str, path: Path):
+    """The file as a binary stream, through a streaming gzip decompressor when it starts with the
+    gzip magic (whatever it is called): memory is bounded by what the caller reads."""
     if not path.is_file():
-        raise ValueError(f"read_idx: no such file {str(path)!r}")
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":  # gzip magic, whatever the file is called
+        raise ValueError(f"{where}: no such file {str(path)!r}")
+    fh = open(path, "rb")
+    head = fh.read(2)
+    fh.seek(0)
+    if head == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=fh, mode="rb"), fh
+    return fh, fh
+
+
+def _reader(where: str, name: str, stream):
+    """read(n) on the stream, with decompression errors turned into ValueError naming the file."""
+
+    def read(n: int) -> bytes:
         try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"read_idx: {path.name} starts like gzip but cannot be decompressed ({exc})") from None
-    return raw
+            return stream.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ValueError(f"{where}: {name} starts like gzip but cannot be decompressed ({exc})") from None
+
+    return read
 
 
-def read_idx(path, expected_magic: int | None = None) -> np.ndarray:
+def read_idx(path, expected_magic: int | None = None, *, max_bytes: int = MAX_BYTES) -> np.ndarray:
     """Read an IDX file of unsigned bytes (LeCun's MNIST format), raw or gzip-compressed.
 
     Header: a big-endian int32 magic ``0x0000 08 ND`` (type code 0x08 = unsigned byte, ND the
     number of dimensions), then ND big-endian int32 sizes, then the data in C order. Raises
-    ``ValueError`` naming what was found when the magic, the type or the length is wrong.
+    ``ValueError`` naming the file and what was found when the magic, the type or the length is
+    wrong, and when the declared data (the product of the sizes) exceed ``max_bytes`` (default
+    :data:`MAX_BYTES`, 1 GiB): the header is read first, the declared size is checked against the
+    cap, and then exactly that many bytes are read through a streaming decompressor (plus one to
+    detect trailing data), so a small file declaring a huge array costs nothing.
     """
-    raw = _read_bytes(path)
-    name = Path(path).name
-    if len(raw) < 4:
-        raise ValueError(f"read_idx: {name} has {len(raw)} bytes, too short for an IDX header (4 bytes at least)")
-    magic = int.from_bytes(raw[:4], "big")
-    if expected_magic is not None and magic != expected_magic:
-        raise ValueError(f"read_idx: {name} has magic number {magic} (0x{magic:08x}), expected {expected_magic} (0x{expected_magic:08x})")
-    if raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
-        raise ValueError(f"read_idx: {name} has magic 0x{magic:08x}: not an IDX file of unsigned bytes (expected 0x000008NN)")
-    nd = raw[3]
-    if nd < 1:
-        raise ValueError(f"read_idx: {name} declares {nd} dimensions")
-    head = 4 + 4 * nd
-    if len(raw) < head:
-        raise ValueError(f"read_idx: {name} is truncated inside its header ({len(raw)} bytes, header needs {head})")
-    shape = tuple(int.from_bytes(raw[4 + 4 * k : 8 + 4 * k], "big") for k in range(nd))
-    count = int(np.prod(shape, dtype=np.int64))
-    if len(raw) - head != count:
-        raise ValueError(f"read_idx: {name} header says shape {shape} ({count} bytes) but {len(raw) - head} data bytes follow")
-    return np.frombuffer(raw, dtype=np.uint8, offset=head).reshape(shape).copy()
+    where = "read_idx"
+    max_bytes = _cap(where, max_bytes)
+    path = Path(path)
+    name = path.name
+    stream, fh = _open_stream(where, path)
+    read = _reader(where, name, stream)
+    with fh:
+        head = read(4)
+        if len(head) < 4:
+            raise ValueError(f"read_idx: {name} has {len(head)} bytes, too short for an IDX header (4 bytes at least)")
+        magic = int.from_bytes(head, "big")
+        if expected_magic is not None and magic != expected_magic:
+            raise ValueError(f"read_idx: {name} has magic number {magic} (0x{magic:08x}), expected {expected_magic} (0x{expected_magic:08x})")
+        if head[0] != 0 or head[1] != 0 or head[2] != 0x08:
+            raise ValueError(f"read_idx: {name} has magic 0x{magic:08x}: not an IDX file of unsigned bytes (expected 0x000008NN)")
+        nd = head[3]
+        if nd < 1:
+            raise ValueError(f"read_idx: {name} declares {nd} dimensions")
+        dims = read(4 * nd)
+        if len(dims) < 4 * nd:
+            raise ValueError(f"read_idx: {name} is truncated inside its header ({4 + len(dims)} bytes, header needs {4 + 4 * nd})")
+        shape = tuple(int.from_bytes(dims[4 * k : 4 * k + 4], "big") for k in range(nd))
+        count = 1
+        for s_k in shape:
+            count *= s_k
+        if count > max_bytes:
+            raise ValueError(f"read_idx: {name} declares shape {shape} ({count} bytes), more than the cap max_bytes = "
+                             f"{max_bytes} (pass a larger max_bytes to read it)")
+        raw = read(count + 1)
+        if len(raw) != count:
+            more = "at least " if len(raw) > count else ""
+            raise ValueError(f"read_idx: {name} header says shape {shape} ({count} bytes) but {more}{len(raw)} data bytes follow")
+    return np.frombuffer(raw, dtype=np.uint8).reshape(shape).copy()
 
 
-def load_mnist(images_path, labels_path) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST images ``(n, 28, 28)`` uint8 (magic 2051) and labels ``(n,)`` int64 in 0..9 (magic 2049)."""
-    images = read_idx(images_path, IDX_IMAGES_MAGIC)
-    labels = read_idx(labels_path, IDX_LABELS_MAGIC)
+def load_mnist(images_path, labels_path, *, max_bytes: int = MAX_BYTES) -> tuple[np.ndarray, np.ndarray]:
+    """MNIST images ``(n, 28, 28)`` uint8 (magic 2051) and labels ``(n,)`` int64 in 0..9 (magic 2049);
+    each file is read by :func:`read_idx` under the cap ``max_bytes``. Errors name the file."""
+    images = read_idx(images_path, IDX_IMAGES_MAGIC, max_bytes=max_bytes)
+    labels = read_idx(labels_path, IDX_LABELS_MAGIC, max_bytes=max_bytes)
+    iname, lname = Path(images_path).name, Path(labels_path).name
     if images.ndim != 3:
-        raise ValueError(f"load_mnist: images have {images.ndim} dimensions, expected 3 (n, rows, cols)")
+        raise ValueError(f"load_mnist: {iname}: images have {images.ndim} dimensions, expected 3 (n, rows, cols)")
     if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
-        raise ValueError(f"load_mnist: {labels.shape[0]} labels for {images.shape[0]} images")
+        raise ValueError(f"load_mnist: {lname}: {labels.shape[0]} labels for {images.shape[0]} images in {iname}")
     if labels.max(initial=0) > 9:
-        raise ValueError(f"load_mnist: label {int(labels.max())} outside 0..9")
+        raise ValueError(f"load_mnist: {lname}: label {int(labels.max())} outside 0..9")
     return images, labels.astype(np.int64)
 
 
@@ -158,46 +208,82 @@ def load_digits() -> tuple[np.ndarray, np.ndarray]:
 PATHMNIST_SPLITS = ("train", "val", "test")
 
 
-def load_pathmnist(path, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+def _npz_member_nbytes(where: str, name: str, zf: zipfile.ZipFile, key: str) -> int:
+    """Bytes the .npy member ``key`` of an .npz declares (shape x itemsize), read from its header
+    only; refuses object dtypes (they would need pickle) and unreadable headers, naming the file."""
+    try:
+        with zf.open(key + ".npy") as fp:
+            version = np.lib.format.read_magic(fp)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fp)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fp)
+            else:
+                raise ValueError(f"npy format version {version} is not supported")
+    except (OSError, EOFError, zlib.error, zipfile.BadZipFile, ValueError) as exc:
+        raise ValueError(f"{where}: {name}: member {key!r} has no readable .npy header ({exc})") from None
+    if dtype.hasobject:
+        raise ValueError(f"{where}: {name}: member {key!r} holds Python objects (dtype {dtype}); refused (no pickle)")
+    n = dtype.itemsize
+    for s_k in shape:
+        n *= int(s_k)
+    return n
+
+
+def load_pathmnist(path, split: str = "train", *, max_bytes: int = MAX_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """One split of a MedMNIST ``.npz`` (e.g. ``pathmnist.npz``): images ``(n, H, W, 3)`` uint8, labels ``(n,)`` int64.
 
     Layout (MedMNIST v2, Yang et al. 2023): keys ``{split}_images`` (uint8, ``(n, 28, 28, 3)`` for
     PathMNIST at 28 px) and ``{split}_labels`` (``(n, 1)`` integers, 9 tissue classes 0..8) for
     ``split`` in train/val/test. The full PathMNIST has 89,996 + 10,004 + 7,180 images; 000 §6.2
     quotes 89,996 (the training split).
+
+    Cap (issue 19): the two members' sizes are read from their .npy headers before any data, and
+    refused when together they exceed ``max_bytes`` (default :data:`MAX_BYTES`, 1 GiB); NumPy then
+    reads exactly the declared bytes (a member that decompresses to less raises). Every error names
+    the file.
     """
     where = "load_pathmnist"
+    max_bytes = _cap(where, max_bytes)
     if split not in PATHMNIST_SPLITS:
         raise ValueError(f"{where}: split must be one of {PATHMNIST_SPLITS} (got {split!r})")
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{where}: no such file {str(path)!r}")
+    name = path.name
     with open(path, "rb") as fh:
         if fh.read(4) != b"PK\x03\x04":  # an .npz is a zip archive
-            raise ValueError(f"{where}: {path.name} is not a readable .npz (no zip signature)")
+            raise ValueError(f"{where}: {name} is not a readable .npz (no zip signature)")
+    ki, kl = f"{split}_images", f"{split}_labels"
     try:
-        z = np.load(path, allow_pickle=False)
-    except (OSError, EOFError, ValueError) as exc:
-        raise ValueError(f"{where}: {path.name} is not a readable .npz ({exc})") from None
-    with z:
-        keys = set(z.files)
-        ki, kl = f"{split}_images", f"{split}_labels"
-        missing = [k for k in (ki, kl) if k not in keys]
-        if missing:
-            raise ValueError(f"{where}: {path.name} lacks key(s) {missing} (has {sorted(keys)})")
-        images = z[ki]
-        labels = z[kl]
+        with zipfile.ZipFile(path) as zf:
+            keys = {m[:-4] for m in zf.namelist() if m.endswith(".npy")}
+            missing = [k for k in (ki, kl) if k not in keys]
+            if missing:
+                raise ValueError(f"{where}: {name} lacks key(s) {missing} (has {sorted(keys)})")
+            total = sum(_npz_member_nbytes(where, name, zf, k) for k in (ki, kl))
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ValueError(f"{where}: {name} is not a readable .npz ({exc})") from None
+    if total > max_bytes:
+        raise ValueError(f"{where}: {name} declares {total} bytes for {ki} and {kl}, more than the cap max_bytes = "
+                         f"{max_bytes} (pass a larger max_bytes to read it)")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            images = z[ki]
+            labels = z[kl]
+    except (OSError, EOFError, ValueError, zlib.error, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{where}: {name} is not a readable .npz ({exc})") from None
     if images.dtype != np.uint8:
-        raise ValueError(f"{where}: {ki} has dtype {images.dtype}, expected uint8")
+        raise ValueError(f"{where}: {name}: {ki} has dtype {images.dtype}, expected uint8")
     if images.ndim != 4 or images.shape[3] != 3:
-        raise ValueError(f"{where}: {ki} has shape {images.shape}, expected (n, H, W, 3) RGB")
+        raise ValueError(f"{where}: {name}: {ki} has shape {images.shape}, expected (n, H, W, 3) RGB")
     labels = np.asarray(labels)
     if labels.ndim == 2 and labels.shape[1] == 1:
         labels = labels[:, 0]
     if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
-        raise ValueError(f"{where}: {kl} has shape {labels.shape} for {images.shape[0]} images, expected (n, 1) or (n,)")
+        raise ValueError(f"{where}: {name}: {kl} has shape {labels.shape} for {images.shape[0]} images, expected (n, 1) or (n,)")
     if not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f"{where}: {kl} has dtype {labels.dtype}, expected integers")
+        raise ValueError(f"{where}: {name}: {kl} has dtype {labels.dtype}, expected integers")
     return images, labels.astype(np.int64)
 
 

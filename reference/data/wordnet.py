@@ -35,6 +35,7 @@ from prirfed.reference.manifolds.lorentz_rows import dist_rows, exp_rows, grad_d
 
 __all__ = [
     "MAMMAL_CLOSURE",
+    "CLOSURE_MAX_BYTES",
     "MammalClosure",
     "load_mammal_closure",
     "adjacency",
@@ -61,7 +62,13 @@ class MammalClosure:
         return len(self.names)
 
 
-def load_mammal_closure(path, *, root: str = "mammal.n.01", descendants_only: bool = True) -> MammalClosure:
+#: Cap on the bytes :func:`load_mammal_closure` reads (64 MiB; the mammal closure has 200 KB, the
+#: whole WordNet noun closure about 30 MB). A larger file needs an explicit ``max_bytes``.
+CLOSURE_MAX_BYTES = 64 << 20
+
+
+def load_mammal_closure(path, *, root: str = "mammal.n.01", descendants_only: bool = True,
+                        max_bytes: int = CLOSURE_MAX_BYTES) -> MammalClosure:
     """Read ``child<TAB>ancestor`` lines of a transitive closure; ids are positions in the sorted names.
 
     ``descendants_only=True`` keeps only ``root`` and the nodes with an edge to ``root`` (in a
@@ -69,33 +76,50 @@ def load_mammal_closure(path, *, root: str = "mammal.n.01", descendants_only: bo
     shared file has one stray edge ``packhorse.n.01 → pack_animal.n.01`` (``pack_animal`` is not a
     mammal); dropping it gives the 1180 nodes and 6540 edges quoted in 000 §6.3.
     ``descendants_only=False`` keeps the file as it is (1181 nodes, 6541 edges).
-    Raises ``ValueError`` on a malformed line (with its number), a self-loop or a repeated edge.
+    Raises ``ValueError`` naming the file on a malformed line (with its number), a self-loop, a
+    repeated edge, text that is not UTF-8, or a file larger than ``max_bytes`` (default
+    :data:`CLOSURE_MAX_BYTES`; checked before reading, and the read itself stops there).
     """
     where = "load_mammal_closure"
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
+        raise ValueError(f"{where}: max_bytes must be a positive integer (got {max_bytes!r})")
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{where}: no such file {str(path)!r}")
+    name = path.name
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ValueError(f"{where}: {name} has {size} bytes, more than the cap max_bytes = {max_bytes} "
+                         "(pass a larger max_bytes to read it)")
+    with open(path, "rb") as fh:
+        raw = fh.read(max_bytes + 1)
+    if len(raw) > max_bytes:  # grew after the stat
+        raise ValueError(f"{where}: {name} has more than the cap max_bytes = {max_bytes} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: {name} is not UTF-8 text ({exc})") from None
     pairs = []
     seen = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0] or not parts[1]:
-            raise ValueError(f"{where}: line {lineno} is not 'child<TAB>ancestor' ({line!r})")
+            raise ValueError(f"{where}: {name}: line {lineno} is not 'child<TAB>ancestor' ({line[:80]!r})")
         c, a = parts[0].strip(), parts[1].strip()
         if c == a:
-            raise ValueError(f"{where}: line {lineno} is a self-loop ({c})")
+            raise ValueError(f"{where}: {name}: line {lineno} is a self-loop ({c})")
         if (c, a) in seen:
-            raise ValueError(f"{where}: line {lineno} repeats the edge {c} -> {a}")
+            raise ValueError(f"{where}: {name}: line {lineno} repeats the edge {c} -> {a}")
         seen.add((c, a))
         pairs.append((c, a))
     if not pairs:
-        raise ValueError(f"{where}: {path.name} has no edges")
+        raise ValueError(f"{where}: {name} has no edges")
     if descendants_only:
         keep = {root} | {c for c, a in pairs if a == root}
         if len(keep) == 1:
-            raise ValueError(f"{where}: no edge points to the root {root!r}")
+            raise ValueError(f"{where}: {name}: no edge points to the root {root!r}")
         pairs = [(c, a) for c, a in pairs if c in keep and a in keep]
     names = tuple(sorted({c for c, _ in pairs} | {a for _, a in pairs}))
     index = {s: i for i, s in enumerate(names)}

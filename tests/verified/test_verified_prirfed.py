@@ -206,6 +206,8 @@ def test_bad_problem_point_step_and_generator_raise():
 
 
 def test_overflowing_steps_raise_instead_of_returning_nan():
+    """A step of length 1e308 is refused inside the loop by the Sphere Exp kernel (issue 19: beyond
+    ||v|| = 2^52 no float64 step determines the endpoint), before any iterate can become NaN."""
     P = SpherePCA([np.array([[1.0, 1.0]])])
-    with pytest.raises(ValueError, match="iterate is not finite"):
+    with pytest.raises(ValueError, match=r"Sphere\.exp: \|\|v\|\| is not below 2\^52"):
         prirfed(P, np.array([1.0, 0.0]) / 1.0, 1, 1, 1e308, np.random.default_rng(0), sigma=1e5)
