@@ -82,10 +82,11 @@ class Retracted(Manifold):
         return self.base.random_tangent(x, rng)
 
 
-def geometry(M: Manifold, maps: str) -> Manifold:
-    """``M`` itself for ``maps="exp"``, ``Retracted(M)`` for ``maps="retraction"``."""
-    if maps == "exp":
+def geometry(M: Manifold, maps: str, where: str = "geometry") -> Manifold:
+    """``M`` itself for ``maps="exp"``, ``Retracted(M)`` for ``maps="retraction"``; any other value
+    raises ``ValueError`` naming ``where`` (the trainer that asked)."""
+    if isinstance(maps, str) and maps == "exp":
         return M
-    if maps == "retraction":
+    if isinstance(maps, str) and maps == "retraction":
         return Retracted(M)
-    raise ValueError(f"geometry: maps must be 'exp' or 'retraction' (got {maps!r})")
+    raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")

@@ -82,6 +82,8 @@ def dp_rgd_run_event(*, n, b, T, sigma, sensitivity_radius):
     mean of gradients of norm <= r has replace-one sensitivity 2r/b, noise std sigma."""
     if sigma == 0:
         return None, "not private: sigma = 0"
+    if not sensitivity_radius > 0:
+        raise ValueError(f"dp_rgd_run_event: the sensitivity radius min(tau, lipschitz) must be > 0 (got {sensitivity_radius!r})")
     if sensitivity_radius == math.inf:
         return None, "not private: no clipping and no Lipschitz bound, the sensitivity is unbounded"
     g = Gaussian(sigma * b / (2.0 * sensitivity_radius))
