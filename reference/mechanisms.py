@@ -82,6 +82,7 @@ __all__ = [
     "gaussian_delta",
     "analytic_gaussian_sigma",
     "ANALYTIC_SIGMA_RTOL",
+    "TAU_MIN",
 ]
 
 #: relative width of the final bisection bracket of :func:`analytic_gaussian_sigma`
@@ -480,6 +481,20 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
 
 
 # ---------------------------------------------------------------------------- clipping
+#: Smallest clipping threshold: 2^-1000 (9.3e-302). Below it the entries of tau v / ||v||_x are
+#: subnormal, their absolute rounding error (up to 2^-1075 each) is no longer small relative to
+#: tau, and the clipped vector can exceed tau (by a factor 2 at tau = 5e-324; found by the fuzz
+#: suite), breaking the bound the sensitivity analysis needs (proofs_notes/mechanism_clipping.md).
+TAU_MIN = 2.0**-1000
+
+
+def check_clip_threshold(where: str, tau) -> float:
+    tau = check_positive_number(where, "tau", tau)
+    if not tau >= TAU_MIN:
+        raise ValueError(f"{where}: tau = {tau!r} is below 2^-1000 = {TAU_MIN:.2e}: the clipped entries would be "
+                         "subnormal and their rounding could exceed tau")
+    return tau
+
 def clip(M, x, v, tau):
     r"""clip_tau(v) = min{1, tau / ||v||_x} v (000 Algorithm 2 line 4), norm in the metric at x.
 
@@ -495,7 +510,7 @@ def clip(M, x, v, tau):
     """
     where = "clip"
     M = check_manifold(where, M)
-    tau = check_positive_number(where, "tau", tau)
+    tau = check_clip_threshold(where, tau)
     x = M.check_point(x, where=where)
     v = M.check_tangent(x, v, where=where)
     nv = _metric_norm(where, M, x, v)
@@ -544,7 +559,11 @@ def gaussian_mechanism_sigma_classical(eps, delta, sensitivity) -> float:
         )
     delta = _delta(where, delta)
     sensitivity = check_positive_number(where, "sensitivity", sensitivity)
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
+    sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
+    if not math.isfinite(sigma):
+        raise ValueError(f"{where}: the calibrated sigma overflows float64 (sensitivity={sensitivity!r}, eps={eps!r}, "
+                         f"delta={delta!r})")
+    return sigma
 
 
 def gaussian_delta(eps, sigma, sensitivity) -> float:

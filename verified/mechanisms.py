@@ -162,10 +162,18 @@ def _refuse_clip():
 
 
 @njit(cache=True)
+def _refuse_clip_tau():
+    raise ValueError("clip: tau is below 2^-1000 (TAU_MIN): the clipped entries would be subnormal")
+
+
+@njit(cache=True)
 def clip_kernel(v, norm_v, tau):
     """min{1, tau/||v||_x} v (reference: clip); norm_v = ||v||_x computed by the manifold's norm kernel
     (overflow-free: inf only when the norm exceeds the float64 range, and then this raises
-    ValueError instead of returning 0; see proofs_notes/mechanism_clipping.md)."""
+    ValueError instead of returning 0; see proofs_notes/mechanism_clipping.md). Domain: tau >= 2^-1000
+    (reference TAU_MIN; tau = inf is the caller's "no clipping" and never reaches here)."""
+    if not tau >= 9.332636185032189e-302:  # = reference TAU_MIN = 2^-1000
+        _refuse_clip_tau()
     if norm_v == 0.0:
         return v * 1.0
     if not norm_v < math.inf:
@@ -291,7 +299,7 @@ def clip(M, x, v, tau):
     """Verified twin of :func:`prirfed.reference.mechanisms.clip`."""
     where = "clip"
     M = _ref.check_manifold(where, M)
-    tau = _ref.check_positive_number(where, "tau", tau)
+    tau = _ref.check_clip_threshold(where, tau)
     x = M.check_point(x, where=where)
     v = M.check_tangent(x, v, where=where)
     try:

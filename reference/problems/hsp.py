@@ -33,7 +33,7 @@ __all__ = ["HyperbolicStructuredPrediction", "rbf_kernel", "krr_weights", "loren
 
 def rbf_kernel(w, w_prime, v_bar: float, kernel: str = "gaussian") -> float:
     """k(w, w') = exp(-||w - w'||^2 / s) with s = 2 v^2 ("gaussian") or (2 v)^2 ("printed", 000 section 6.3)."""
-    s = {"gaussian": 2.0 * v_bar**2, "printed": (2.0 * v_bar) ** 2}[kernel]
+    s = 2.0 * v_bar * v_bar if kernel == "gaussian" else (2.0 * v_bar) * (2.0 * v_bar)
     diff = np.asarray(w, dtype=np.float64) - np.asarray(w_prime, dtype=np.float64)
     return math.exp(-float(diff @ diff) / s)
 
@@ -161,7 +161,7 @@ class HyperbolicStructuredPrediction(FederatedProblem):
         v_bar = positive_float(where, "v_bar", v_bar)
         if kernel not in ("gaussian", "printed"):
             raise ValueError(f"{where}: kernel must be 'gaussian' or 'printed' (got {kernel!r})")
-        width = 2.0 * v_bar**2 if kernel == "gaussian" else (2.0 * v_bar) ** 2
+        width = 2.0 * v_bar * v_bar if kernel == "gaussian" else (2.0 * v_bar) * (2.0 * v_bar)
         if not 0.0 < width < math.inf:
             raise ValueError(f"{where}: v_bar = {v_bar!r} makes the kernel width ({width!r}) under- or overflow float64")
         self.r = W[0].shape[1]

@@ -101,9 +101,16 @@ class BatchRows:
         return None
 
     def _first_row_error(self, method: str, rows, args):
+        """The batch error of the first row in ``rows`` whose single call raises; a row that fails
+        validation is reported only after the rows before it were run in full (one of them may
+        fail in the computation, and the contract is the first failing row)."""
         for i in rows:
             err = self._row_error(method, int(i), args)
             if err is not None:
+                for k in range(int(i)):
+                    earlier = self._row_error(method, k, args)
+                    if earlier is not None:
+                        return earlier
                 return err
         return None
 
