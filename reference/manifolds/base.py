@@ -62,8 +62,8 @@ def zeta(kappa_min: float, D: float) -> float:
 
 #: dtype kinds read as real numbers: float, signed and unsigned integers, and object arrays
 #: (converted element by element, so a complex or string element is refused there).
-_REAL_KINDS = frozenset("fiuO")
-_KIND_NAMES = {"b": "boolean", "c": "complex", "U": "string", "S": "bytes", "M": "datetime",
+REAL_KINDS = frozenset("fiuO")
+KIND_NAMES = {"b": "boolean", "c": "complex", "U": "string", "S": "bytes", "M": "datetime",
                "m": "timedelta", "V": "structured"}
 
 
@@ -79,8 +79,8 @@ def as_float_array(where: str, name: str, a, shape: tuple[int, ...]) -> np.ndarr
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
     kind = raw.dtype.kind
-    if kind not in _REAL_KINDS:
-        what = _KIND_NAMES.get(kind, f"dtype {raw.dtype}")
+    if kind not in REAL_KINDS:
+        what = KIND_NAMES.get(kind, f"dtype {raw.dtype}")
         raise ValueError(f"{where}: {name} is a {what} array (dtype {raw.dtype}); expected real numbers")
     try:
         arr = np.asarray(raw, dtype=np.float64)

@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 
-from prirfed.reference.manifolds.base import _KIND_NAMES, _REAL_KINDS
+from prirfed.reference.manifolds.base import KIND_NAMES, REAL_KINDS
 
 __all__ = ["FederatedProblem", "agent_weights", "agent_arrays", "stacked_view", "is_stacked", "public", "Refusal",
            "positive_float"]
@@ -349,8 +349,8 @@ def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | Non
     for i, a in enumerate(data):
         try:
             raw = np.asarray(a)
-            if raw.dtype.kind not in _REAL_KINDS:
-                what = _KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}")
+            if raw.dtype.kind not in REAL_KINDS:
+                what = KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}")
                 raise ValueError(f"{where}: {name}[{i}] is a {what} array (dtype {raw.dtype}); expected real numbers")
             a = np.asarray(raw, dtype=np.float64)
         except (TypeError, OverflowError) as exc:

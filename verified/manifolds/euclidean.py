@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from prirfed.reference.manifolds.euclidean import Euclidean as _ReferenceEuclidean
-from ._checks import BatchRows, norm2_kernel
+from .checks import BatchRows, norm2_kernel
 
 __all__ = ["Euclidean", "exp_kernel", "log_kernel", "dist_kernel", "transp_kernel",
            "exp_batch", "log_batch", "dist_batch", "transp_batch"]

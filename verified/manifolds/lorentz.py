@@ -40,7 +40,7 @@ from numba import njit
 
 from prirfed.reference.manifolds.lorentz import SERIES_THRESHOLD, TINY
 from prirfed.reference.manifolds.lorentz import Lorentz as _ReferenceLorentz
-from ._checks import BatchRows
+from .checks import BatchRows
 from .common import KernelMetric, contiguous as _c
 
 __all__ = [

@@ -46,7 +46,7 @@ from prirfed.reference.manifolds.spd import finite_or_raise
 from prirfed.verified.kernels import all_finite_kernel as _all_finite
 from prirfed.verified.kernels import matmul_kernel as _mm
 
-from ._checks import BatchRows, norm2_kernel
+from .checks import BatchRows, norm2_kernel
 from .common import KernelMetric, contiguous as _c
 
 __all__ = ["SPD", "JACOBI_MAX_N", "eigh_kernel", "sym_kernel", "sqrtm_and_invsqrtm_kernel", "inner_kernel", "norm_kernel", "proj_kernel",

@@ -39,7 +39,7 @@ from numba import njit
 
 from prirfed.reference.manifolds.sphere import ANTIPODAL_TOL  # noqa: F401  (the literal _ANTI below equals it)
 from prirfed.reference.manifolds.sphere import Sphere as _ReferenceSphere
-from ._checks import BatchRows, norm2_kernel
+from .checks import BatchRows, norm2_kernel
 from .common import KernelMetric, contiguous as _c
 
 __all__ = ["Sphere", "sinc_kernel", "inner_kernel", "norm_kernel", "proj_kernel", "egrad2rgrad_kernel",

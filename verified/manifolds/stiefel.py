@@ -41,7 +41,7 @@ from prirfed.reference.manifolds.stiefel import LOG_STOP
 from prirfed.verified.kernels import matmul_kernel as _mm
 from prirfed.verified.kernels import sym_part_kernel as _sym
 
-from ._checks import BatchRows, norm2_kernel
+from .checks import BatchRows, norm2_kernel
 from .common import KernelMetric, contiguous as _c
 
 __all__ = ["Stiefel", "inner_kernel", "norm_kernel", "proj_kernel", "egrad2rgrad_kernel", "exp_kernel", "log_kernel",

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from prirfed.reference.manifolds.base import _KIND_NAMES, _REAL_KINDS
+from prirfed.reference.manifolds.base import KIND_NAMES, REAL_KINDS
 
 __all__ = ["norm2_kernel", "BatchRows"]
 
@@ -49,8 +49,8 @@ def _stack(where: str, name: str, A, ambient: tuple[int, ...]) -> np.ndarray:
         raw = np.asarray(A)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{where}: {name} cannot be read as a float array ({exc})") from None
-    if raw.dtype.kind not in _REAL_KINDS:
-        what = _KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}")
+    if raw.dtype.kind not in REAL_KINDS:
+        what = KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}")
         raise ValueError(f"{where}: {name} is a {what} array (dtype {raw.dtype}); expected real numbers")
     try:
         arr = np.ascontiguousarray(raw, dtype=np.float64)
