@@ -1,0 +1,553 @@
+"""Mutation testing of prirfed: does a test fail when the code is wrong? (issue 18)
+
+``python -m prirfed.testing.mutation --help``. An AST-based mutator of our own: mutmut (3.x)
+rewrites every function into a trampoline that dispatches between mutants at run time, which
+Numba cannot type inside an ``@njit`` kernel, and cosmic-ray mutates the files of a working copy in
+place; neither knows about Numba's on-disk cache (a mutated kernel must be compiled fresh, and
+so must every cached loop that inlined it).
+
+How one mutant runs (never written into the working tree):
+
+1. the mutated source of one module is written to a fresh temporary folder;
+2. a forked child installs an import hook (first on ``sys.meta_path``) that loads the module's
+   dotted name (``prirfed.reference.accounting.rdp``) from that file, points Numba's cache at an
+   empty folder of its own when the module is one of the verified kernels (so the kernel *and every
+   kernel that calls it* are compiled from source, i.e. the compiled code is what is tested, not
+   its Python semantics), turns off pytest's assertion rewriting (its import hook would load the
+   unmutated ``prirfed.*`` modules, the package of a pytest plugin), keeps Hypothesis' database
+   out of the repository, and runs pytest on the tests mapped to the module
+   (``mutation_config.toml``, checked in) with ``-x``;
+3. the parent kills the child after the per-mutant time limit.
+
+Outcomes: ``killed`` (a test failed or errored), ``survived`` (all passed), ``timeout``,
+``equivalent`` (listed in ``mutation_equivalents.toml`` with a one-line reason each; such a mutant is
+still generated and reported, never silently dropped, and is not run), ``not-imported`` (the tests
+never imported the mutated module: a mapping error, counted as survived).
+
+Operators (each names its change in the report): ``arith`` (``+ -``, ``* /``, ``** *``, ``// /``,
+augmented assignments), ``compare`` (boundary ``< <=``, ``> >=``, ``== !=``), ``const`` (an int
+``c+1``/``c-1``, a float ``2c``/``c/2``), ``sign`` (a float ``-c``), ``unary`` (``-x``, ``not x``
+-> ``x``), ``boolop`` (``and or``), ``swap`` (the first two positional arguments of a call),
+``return`` (``return None``), ``delete`` (a ``raise``, an ``assert`` or a call statement -> ``pass``),
+``index`` (``a[i]`` -> ``a[i - 1]``, ``a[2]`` -> ``a[3]``).
+
+The score: killed + timeout over all run mutants that are not equivalent. Sampling
+(``--sample F --seed S``) keeps a mutant when a hash of its key and the seed falls under F: the
+same code gives the same subset on every machine, and an edit elsewhere does not reshuffle it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import fnmatch
+import hashlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+__all__ = ["Mutant", "mutants_of", "load_config", "main"]
+
+CONFIG = Path(__file__).with_name("mutation_config.toml")
+EQUIVALENTS = Path(__file__).with_name("mutation_equivalents.toml")
+
+_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.Pow: ast.Mult,
+          ast.FloorDiv: ast.Div, ast.Mod: ast.FloorDiv, ast.MatMult: ast.Mult}
+_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+            ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+# calls whose argument order or deletion means nothing numerically (messages, type tests, logging)
+_NO_SWAP = {"isinstance", "issubclass", "getattr", "setattr", "hasattr", "ValueError", "TypeError",
+            "RuntimeError", "print", "warn", "format", "join", "get", "setdefault", "__init__"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """One mutation of one module: ``key`` is stable under edits elsewhere in the file."""
+
+    path: str          # repository-relative, e.g. reference/accounting/rdp.py
+    module: str        # dotted import name, e.g. prirfed.reference.accounting.rdp
+    line: int
+    qualname: str      # enclosing function/class, "<module>" at top level
+    op: str
+    original: str
+    replacement: str
+    key: str
+    source: str = dataclasses.field(repr=False, compare=False)
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line} [{self.op}] {self.qualname}: {self.original!r} -> {self.replacement!r}"
+
+
+def module_name(path: str) -> str:
+    """Dotted import name of a repository file (reference/ and verified/ are prirfed's subpackages)."""
+    parts = list(Path(path).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if parts[0] in ("reference", "verified"):
+        parts = ["prirfed", *parts]
+    return ".".join(parts)
+
+
+def _short(text: str, n: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+class _Collector(ast.NodeVisitor):
+    """Walks a module and records (node or statement, replacement text, op) candidates."""
+
+    def __init__(self):
+        self.found = []      # (node, replacement_text, op, qualname)
+        self.stack = []
+
+    # -- context ---------------------------------------------------------------------------
+    def _qual(self):
+        return ".".join(self.stack) or "<module>"
+
+    def _scope(self, node):
+        # decorators (njit options), argument defaults and annotations are not mutated
+        self.stack.append(node.name)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.stack.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def _add(self, node, text, op):
+        self.found.append((node, text, op, self._qual()))
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        if isinstance(node.value, ast.Call):
+            self._add(node, "pass", "delete")
+        self.generic_visit(node)
+
+    def visit_Raise(self, node):
+        self._add(node, "pass", "delete")  # the message itself is not mutated
+
+    def visit_Assert(self, node):
+        self._add(node, "pass", "delete")
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_Assign(self, node):
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return
+        self.visit(node.value)
+        for t in node.targets:   # indices of subscript targets
+            if isinstance(t, ast.Subscript):
+                self._index(t)
+
+    def visit_Return(self, node):
+        if node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            self._add(node, "return None", "return")
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node):
+        return  # f-strings: messages
+
+    def visit_If(self, node):
+        t = node.test
+        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"):
+            return
+        self.generic_visit(node)
+
+    # -- expressions -----------------------------------------------------------------------
+    def visit_BinOp(self, node):
+        new = _ARITH.get(type(node.op))
+        if new is not None:
+            self._add(node, "(" + ast.unparse(ast.BinOp(node.left, new(), node.right)) + ")", "arith")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        new = _ARITH.get(type(node.op))
+        if new is not None:
+            self._add(node, ast.unparse(ast.AugAssign(node.target, new(), node.value)), "arith")
+        self.visit(node.value)
+
+    def visit_Compare(self, node):
+        for i, op in enumerate(node.ops):
+            new = _COMPARE.get(type(op))
+            if new is not None:
+                ops = list(node.ops)
+                ops[i] = new()
+                self._add(node, "(" + ast.unparse(ast.Compare(node.left, ops, node.comparators)) + ")", "compare")
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node):
+        new = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        self._add(node, "(" + ast.unparse(ast.BoolOp(new, node.values)) + ")", "boolop")
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node):
+        if isinstance(node.op, (ast.USub, ast.Not)):
+            if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+                pass  # a negative literal: mutated as a constant below
+            else:
+                self._add(node, "(" + ast.unparse(node.operand) + ")", "unary")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        v = node.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return
+        if isinstance(v, int):
+            for w in (v + 1, v - 1):
+                self._add(node, f"({w!r})", "const")
+        else:
+            if v == 0.0:
+                self._add(node, "(1.0)", "const")
+            else:
+                for w in (v * 2.0, v / 2.0):
+                    self._add(node, f"({w!r})", "const")
+                self._add(node, f"({-v!r})", "sign")
+
+    def visit_Call(self, node):
+        fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        pos = [a for a in node.args]
+        if (len(pos) >= 2 and fname not in _NO_SWAP and not any(isinstance(a, ast.Starred) for a in pos[:2])
+                and ast.unparse(pos[0]) != ast.unparse(pos[1])
+                and not any(isinstance(a, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(a, "value", None), str)
+                            for a in pos[:2])):
+            args = [pos[1], pos[0], *pos[2:]]
+            self._add(node, "(" + ast.unparse(ast.Call(node.func, args, node.keywords)) + ")", "swap")
+        if fname in ("ValueError", "TypeError", "RuntimeError"):
+            return
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        self._index(node)
+        self.generic_visit(node)
+
+    def _index(self, node):
+        s = node.slice
+        if isinstance(s, ast.Constant) and isinstance(s.value, int) and not isinstance(s.value, bool):
+            return  # the constant operator already moves it by +-1
+        if isinstance(s, ast.Name):
+            self._add(s, f"({s.id} - 1)", "index")
+        elif isinstance(s, ast.Tuple):
+            for e in s.elts:
+                if isinstance(e, ast.Name):
+                    self._add(e, f"({e.id} - 1)", "index")
+
+
+def _byte_offsets(src_bytes: bytes):
+    starts = [0]
+    for i, b in enumerate(src_bytes):
+        if b == 10:
+            starts.append(i + 1)
+    return starts
+
+
+def mutants_of(path: str | Path, root: str | Path = ".") -> list[Mutant]:
+    """Every mutant of one file (``path`` relative to ``root``), in source order."""
+    root = Path(root)
+    rel = Path(path).as_posix()
+    src = (root / rel).read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    col = _Collector()
+    col.visit(tree)
+    raw = src.encode("utf-8")
+    starts = _byte_offsets(raw)
+    out, seen = [], {}
+    for node, text, op, qual in col.found:
+        a = starts[node.lineno - 1] + node.col_offset
+        b = starts[node.end_lineno - 1] + node.end_col_offset
+        orig = raw[a:b].decode("utf-8")
+        if text.strip("()") == orig.strip("()"):
+            continue
+        new_src = (raw[:a] + text.encode("utf-8") + raw[b:]).decode("utf-8")
+        try:
+            compile(new_src, rel, "exec")
+        except SyntaxError:
+            continue
+        base = f"{rel}::{qual}::{op}::{_short(orig)} => {_short(text)}"
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        out.append(Mutant(rel, module_name(rel), node.lineno, qual, op, _short(orig), _short(text),
+                          base if k == 0 else f"{base} #{k + 1}", new_src))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration
+
+
+def load_config(path: Path = CONFIG) -> dict:
+    """The checked-in mapping: ``[[area]]`` tables with ``modules`` (globs), ``tests``, ``target``."""
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def load_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
+    """``{mutant key: reason}``; every entry must give a reason."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    eq = {}
+    for e in data.get("equivalent", []):
+        if not e.get("reason", "").strip():
+            raise ValueError(f"mutation_equivalents.toml: {e.get('key')!r} has no reason")
+        eq[e["key"]] = e["reason"]
+    return eq
+
+
+def area_of(config: dict, path: str) -> dict | None:
+    """The first area whose module globs match ``path`` (minus its ``exclude`` globs)."""
+    for area in config["area"]:
+        if any(fnmatch.fnmatch(path, g) for g in area["modules"]) and not any(
+                fnmatch.fnmatch(path, g) for g in area.get("exclude", [])):
+            return area
+    return None
+
+
+def selected(key: str, fraction: float, seed: int) -> bool:
+    """Stable sampling: a hash of (seed, key) under ``fraction``."""
+    if fraction >= 1.0:
+        return True
+    h = hashlib.sha256(f"{seed}|{key}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64 < fraction
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+
+class _MutantFinder:
+    """Meta-path finder: loads one dotted module from the mutant's file."""
+
+    def __init__(self, name, file, package_dir=None):
+        self.name, self.file, self.package_dir = name, file, package_dir
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        import importlib.util
+
+        locs = [self.package_dir] if self.package_dir else None
+        return importlib.util.spec_from_file_location(fullname, self.file, submodule_search_locations=locs)
+
+
+_CODE = {"passed": 0, "killed": 1, "no-tests": 5, "not-imported": 7}
+
+
+def _child(root: Path, mutant: Mutant | None, tests: list[str], workdir: Path, fresh_numba: bool, log: Path):
+    """Runs in the forked child; never returns."""
+    code = 3
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.setpgid(0, 0)
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(workdir / "hypothesis")
+        os.environ.setdefault("HYPOTHESIS_PROFILE", "prirfed-ci")
+        if fresh_numba:
+            os.environ["NUMBA_CACHE_DIR"] = str(workdir / "numba_cache")
+        if mutant is not None:
+            file = workdir / "src" / mutant.path
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(mutant.source, encoding="utf-8")
+            pkg = str((root / mutant.path).parent) if mutant.path.endswith("__init__.py") else None
+            sys.meta_path.insert(0, _MutantFinder(mutant.module, str(file), pkg))
+        import pytest
+
+        os.chdir(root)
+        rc = pytest.main([*tests, "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts=", "--assert=plain",
+                          "--strict-markers", "-W", "ignore::DeprecationWarning"])
+        rc = int(rc)
+        if mutant is not None and rc == 0:
+            mod = sys.modules.get(mutant.module)
+            if mod is None or getattr(mod, "__file__", None) != str(workdir / "src" / mutant.path):
+                rc = _CODE["not-imported"]
+        code = rc
+    except BaseException:  # noqa: BLE001 - report anything as an error exit
+        import traceback
+
+        traceback.print_exc()
+        code = 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_one(root: Path, mutant: Mutant | None, tests: list[str], timeout: float, fresh_numba: bool,
+            keep_log: Path | None = None) -> tuple[str, float]:
+    """Runs ``tests`` against ``mutant`` (``None``: the unmutated code) in a forked child."""
+    with tempfile.TemporaryDirectory(prefix="prirfed-mutant-") as tmp:
+        workdir = Path(tmp)
+        log = keep_log or workdir / "pytest.log"
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            _child(root, mutant, tests, workdir, fresh_numba, log)
+        status = None
+        while True:
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(st)
+                break
+            if time.monotonic() - t0 > timeout:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.05)
+        dt = time.monotonic() - t0
+    if status is None:
+        return "timeout", dt
+    if status == 0:
+        return "survived", dt
+    if status == _CODE["not-imported"]:
+        return "not-imported", dt
+    if status == _CODE["no-tests"]:
+        return "no-tests", dt
+    return "killed", dt
+
+
+def _preimport():
+    """Heavy third-party imports done once in the parent (the children fork from it)."""
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+    import scipy.optimize  # noqa: F401
+    import scipy.special  # noqa: F401
+    import scipy.stats  # noqa: F401
+    import mpmath  # noqa: F401
+    import pytest  # noqa: F401
+    import hypothesis  # noqa: F401
+    # Numba is not imported here: its cache folder is read from the environment at import time.
+
+
+def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, seed: int):
+    """(area, mutant) pairs of the configured modules (or of ``paths``), sampled."""
+    files = []
+    for area in config["area"]:
+        for g in area["modules"]:
+            for p in sorted(root.glob(g)):
+                rel = p.relative_to(root).as_posix()
+                if area_of(config, rel) is area and rel not in files:
+                    files.append(rel)
+    if paths:
+        files = [f for f in files if any(fnmatch.fnmatch(f, p) or f == p for p in paths)]
+    pairs = []
+    for f in files:
+        area = area_of(config, f)
+        for m in mutants_of(f, root):
+            if selected(m.key, fraction, seed):
+                pairs.append((area, m))
+    return pairs
+
+
+def summarise(results: list[dict]) -> dict:
+    """Per-module and per-area counts, and the score of each area."""
+    per = {}
+    for r in results:
+        for key in (("module", r["path"]), ("area", r["area"])):
+            d = per.setdefault(key, {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0, "not-imported": 0,
+                                     "no-tests": 0})
+            d[r["outcome"]] += 1
+    for d in per.values():
+        live = d["killed"] + d["timeout"] + d["survived"] + d["not-imported"] + d["no-tests"]
+        d["score"] = (d["killed"] + d["timeout"]) / live if live else 1.0
+    return per
+
+
+def write_report(results, per, config, out: Path, header: str):
+    lines = [f"# Mutation report\n\n{header}\n", "| area / module | killed | survived | timed out | equivalent | score | target |",
+             "|---|---|---|---|---|---|---|"]
+    targets = {a["name"]: a["target"] for a in config["area"]}
+    for (kind, name), d in sorted(per.items(), key=lambda kv: (kv[0][0] != "area", kv[0][1])):
+        surv = d["survived"] + d["not-imported"] + d["no-tests"]
+        t = f"{targets[name]:.0%}" if kind == "area" else ""
+        label = f"**{name}**" if kind == "area" else name
+        lines.append(f"| {label} | {d['killed']} | {surv} | {d['timeout']} | {d['equivalent']} | {d['score']:.1%} | {t} |")
+    lines.append("\n## Survivors\n")
+    for r in results:
+        if r["outcome"] in ("survived", "not-imported", "no-tests"):
+            lines.append(f"- `{r['describe']}` ({r['outcome']})  \n  key: `{r['key']}`")
+    lines.append("\n## Equivalent (mutation_equivalents.toml)\n")
+    for r in results:
+        if r["outcome"] == "equivalent":
+            lines.append(f"- `{r['describe']}`: {r['reason']}")
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m prirfed.testing.mutation", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="*", help="files or globs (default: every module of mutation_config.toml)")
+    ap.add_argument("--root", default=".", help="repository root (default: .)")
+    ap.add_argument("--sample", type=float, default=1.0, help="fraction of mutants kept (stable hash sampling)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout-factor", type=float, default=3.0,
+                    help="per-mutant time limit = factor x the module's unmutated test time + 30 s")
+    ap.add_argument("--out", default="mutation-report", help="folder for report.md and results.json")
+    ap.add_argument("--list", action="store_true", help="list the mutants and stop")
+    ap.add_argument("--fail-under", action="store_true", help="exit 1 when an area is under its target")
+    ap.add_argument("--area", action="append", default=[], help="only these areas (by name)")
+    ap.add_argument("--config", default=str(CONFIG), help="the area mapping (default: the checked-in one)")
+    args = ap.parse_args(argv)
+    root = Path(args.root).resolve()
+    config = load_config(Path(args.config))
+    if args.area:
+        config = dict(config, area=[a for a in config["area"] if a["name"] in args.area])
+    equivalents = load_equivalents()
+    pairs = collect(root, config, args.paths, args.sample, args.seed)
+    if args.list:
+        for area, m in pairs:
+            print(f"{area['name']:<24} {m.describe()}")
+        print(f"{len(pairs)} mutants")
+        return 0
+    _preimport()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.monotonic()
+    baseline = {}
+    results = []
+    for i, (area, m) in enumerate(pairs):
+        rec = dict(path=m.path, area=area["name"], key=m.key, describe=m.describe(), line=m.line, op=m.op)
+        if m.key in equivalents:
+            rec.update(outcome="equivalent", reason=equivalents[m.key], seconds=0.0)
+            results.append(rec)
+            continue
+        tests = area["tests"]
+        fresh = bool(area.get("fresh_numba", False))
+        if area["name"] not in baseline:
+            outcome, dt = run_one(root, None, tests, 3600, fresh, keep_log=out / f"baseline-{area['name']}.log")
+            if outcome != "survived":
+                print(f"baseline of area {area['name']} does not pass ({outcome}): see {out}/baseline-{area['name']}.log",
+                      file=sys.stderr)
+                return 2
+            baseline[area["name"]] = dt
+            print(f"[baseline] {area['name']}: {dt:.1f} s", flush=True)
+        limit = args.timeout_factor * baseline[area["name"]] + 30.0
+        outcome, dt = run_one(root, m, tests, limit, fresh)
+        rec.update(outcome=outcome, seconds=round(dt, 2))
+        results.append(rec)
+        print(f"[{i + 1}/{len(pairs)}] {outcome:<12} {dt:6.1f}s {m.describe()}", flush=True)
+    elapsed = time.monotonic() - t_start
+    per = summarise(results)
+    header = (f"command: `python -m prirfed.testing.mutation {' '.join(argv if argv is not None else sys.argv[1:])}`; "
+              f"{len(results)} mutants, {elapsed:.0f} s wall")
+    (out / "results.json").write_text(json.dumps(dict(results=results, elapsed=elapsed), indent=1), encoding="utf-8")
+    write_report(results, per, config, out / "report.md", header)
+    print((out / "report.md").read_text(encoding="utf-8"))
+    under = [name for (kind, name), d in per.items()
+             if kind == "area" and d["score"] < next(a["target"] for a in config["area"] if a["name"] == name)]
+    if args.fail_under and under:
+        print(f"mutation score under target in: {', '.join(under)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
