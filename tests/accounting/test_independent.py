@@ -127,10 +127,17 @@ def test_non_private_runs_carry_no_event_and_their_epsilon_is_refused():
 
 
 def test_output_perturbation_is_pure_epsilon_dp():
-    """DP-FM's event is pure eps-DP: at every delta the run's eps is the stated eps."""
+    """DP-FM's event is pure eps-DP: its tight eps at delta is that of the randomized-response
+    pair of Kairouz, Oh & Viswanath (2015), the worst pure eps-DP pair: with p = e^eps / (1 + e^eps),
+    delta(eps') = p - e^eps' (1 - p), so eps'(delta) = log((p - delta) / (1 - p)) (= eps as delta -> 0)."""
     from prirfed.reference.trainers.privacy import output_perturbation_event
 
-    event, why = output_perturbation_event(0.7)
+    eps = 0.7
+    event, why = output_perturbation_event(eps)
     assert "pure eps-DP" in why
+    p = math.exp(eps) / (1 + math.exp(eps))
     for delta in (1e-12, 1e-5, 0.2):
-        assert run_epsilon(event, delta, "pld") == pytest.approx(0.7, rel=1e-9)
+        want = math.log((p - delta) / (1 - p))
+        assert run_epsilon(event, delta, "pld") == pytest.approx(want, rel=1e-12)
+        rep = run_privacy_report(event, delta)
+        assert rep.lower == pytest.approx(want, rel=1e-12) and rep.upper == pytest.approx(want, rel=1e-12)
