@@ -29,7 +29,8 @@ augmented assignments), ``compare`` (boundary ``< <=``, ``> >=``, ``== !=``), ``
 ``c+1``/``c-1``, a float ``2c``/``c/2``), ``sign`` (a float ``-c``), ``unary`` (``-x``, ``not x``
 -> ``x``), ``boolop`` (``and or``), ``swap`` (the first two positional arguments of a call),
 ``return`` (``return None``), ``delete`` (a ``raise``, an ``assert`` or a call statement -> ``pass``),
-``index`` (``a[i]`` -> ``a[i - 1]``, ``a[2]`` -> ``a[3]``).
+``index`` (``a[i]`` -> ``a[i - 1]``), and ``named``: hand-written mutants of the config (the
+survivors issue 18 names), run on every invocation.
 
 The score: killed + timeout over all run mutants that are not equivalent. Sampling
 (``--sample F --seed S``) keeps a mutant when a hash of its key and the seed falls under F: the
@@ -428,8 +429,24 @@ def _preimport():
     # Numba is not imported here: its cache folder is read from the environment at import time.
 
 
+def named_mutants(root: Path, config: dict) -> list[Mutant]:
+    """The hand-written mutants of the config's ``[[named]]`` tables (``path``, ``find``: a unique
+    piece of the source, ``replace``, ``why``): mutations a reviewer found to survive once; always run."""
+    out = []
+    for n in config.get("named", []):
+        src = (root / n["path"]).read_text(encoding="utf-8")
+        if src.count(n["find"]) != 1:
+            raise ValueError(f"mutation_config.toml: named mutant {n['find']!r} occurs {src.count(n['find'])} times "
+                             f"in {n['path']} (must be exactly once)")
+        line = src[: src.index(n["find"])].count("\n") + 1
+        new = src.replace(n["find"], n["replace"])
+        out.append(Mutant(n["path"], module_name(n["path"]), line, n["why"], "named", _short(n["find"]),
+                          _short(n["replace"]), f"{n['path']}::named::{_short(n['find'])} => {_short(n['replace'])}", new))
+    return out
+
+
 def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, seed: int):
-    """(area, mutant) pairs of the configured modules (or of ``paths``), sampled."""
+    """(area, mutant) pairs of the configured modules (or of ``paths``), sampled, then the named ones."""
     files = []
     for area in config["area"]:
         for g in area["modules"]:
@@ -445,6 +462,10 @@ def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, 
         for m in mutants_of(f, root):
             if selected(m.key, fraction, seed):
                 pairs.append((area, m))
+    for m in named_mutants(root, config):
+        area = area_of(config, m.path)
+        if area is not None and (not paths or m.path in files):
+            pairs.append((area, m))
     return pairs
 
 
@@ -494,6 +515,8 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
     ap.add_argument("--fail-under", action="store_true", help="exit 1 when an area is under its target")
     ap.add_argument("--area", action="append", default=[], help="only these areas (by name)")
+    ap.add_argument("--match", action="append", default=[],
+                    help="only mutants whose description contains this text (repeatable: any of them)")
     ap.add_argument("--config", default=str(CONFIG), help="the area mapping (default: the checked-in one)")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
@@ -502,6 +525,8 @@ def main(argv=None) -> int:
         config = dict(config, area=[a for a in config["area"] if a["name"] in args.area])
     equivalents = load_equivalents()
     pairs = collect(root, config, args.paths, args.sample, args.seed)
+    if args.match:
+        pairs = [(a, m) for a, m in pairs if any(t in m.describe() for t in args.match)]
     if args.list:
         for area, m in pairs:
             print(f"{area['name']:<24} {m.describe()}")

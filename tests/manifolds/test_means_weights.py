@@ -1,0 +1,44 @@
+"""The weights and beta of the tangent mean (3.2) of 000 / (8) of 002, on cases computed by hand
+(issue 18: a tangent mean ignoring its weights passed every test)."""
+
+import numpy as np
+import pytest
+
+from prirfed.reference.manifolds import Euclidean, Sphere
+from prirfed.reference.manifolds.means import karcher_mean, tangent_mean
+
+
+def test_euclidean_weighted_tangent_mean_is_the_weighted_average_moved_by_beta():
+    """Exp_x(beta sum w_i (x_i - x)) = x + beta (sum w_i x_i - x); weights 1:3 normalised to 1/4, 3/4."""
+    M = Euclidean(1)
+    x, pts = np.array([1.0]), [np.array([0.0]), np.array([4.0])]
+    assert tangent_mean(M, x, pts, weights=[1.0, 3.0])[0] == pytest.approx(3.0, abs=1e-15)
+    assert tangent_mean(M, x, pts, weights=[2.0, 6.0], beta=0.5)[0] == pytest.approx(2.0, abs=1e-15)
+    assert tangent_mean(M, x, pts)[0] == pytest.approx(2.0, abs=1e-15)  # default: equal weights
+    assert tangent_mean(M, x, pts, weights=[0.0, 5.0])[0] == pytest.approx(4.0, abs=1e-15)
+
+
+def test_sphere_tangent_mean_on_a_great_circle_averages_the_angles_with_the_weights():
+    """x = e1 and points at angles a, b on the circle through e1, e2: Log_x gives angle * e2, so the
+    mean is the point at angle beta (w1 a + w2 b) (no trigonometric identity needed beyond that)."""
+    M = Sphere(2)  # S^2 in R^3
+    e1, e2 = np.eye(3)[0], np.eye(3)[1]
+    at = lambda t: np.cos(t) * e1 + np.sin(t) * e2  # noqa: E731
+    a, b = 0.2, 1.0
+    for w, beta in (([1.0, 3.0], 1.0), ([3.0, 1.0], 1.0), ([1.0, 1.0], 0.5)):
+        want = beta * (w[0] * a + w[1] * b) / sum(w)
+        np.testing.assert_allclose(tangent_mean(M, e1, [at(a), at(b)], weights=w, beta=beta), at(want), atol=1e-14)
+    # on a geodesic through both points the Karcher mean is the same weighted angle
+    m, _ = karcher_mean(M, [at(a), at(b)], weights=[1.0, 3.0], tol=1e-13)
+    np.testing.assert_allclose(m, at(0.25 * a + 0.75 * b), atol=1e-12)
+
+
+def test_weights_are_checked():
+    M = Euclidean(1)
+    pts = [np.zeros(1), np.ones(1)]
+    for bad, msg in (([1.0], "weights has shape"), ([-1.0, 2.0], "finite, >= 0"), ([0.0, 0.0], "not all 0"),
+                     ([np.nan, 1.0], "finite")):
+        with pytest.raises(ValueError, match=f"tangent_mean: .*{msg}"):
+            tangent_mean(M, np.zeros(1), pts, weights=bad)
+    with pytest.raises(ValueError, match="tangent_mean: no points to aggregate"):
+        tangent_mean(M, np.zeros(1), [])
