@@ -310,12 +310,35 @@ def area_of(config: dict, path: str) -> dict | None:
     return None
 
 
+def tests_of(root: Path, area: dict, path: str) -> list[str]:
+    """The area's tests for one module: ``{stem}`` in an entry is the module's file stem (an entry
+    whose file does not exist for that stem is left out, and the area's ``fallback`` tests are
+    added when every ``{stem}`` entry was left out)."""
+    out, stems, missing = [], 0, 0
+    for t in area["tests"]:
+        if "{stem}" in t:
+            stems += 1
+            t = t.replace("{stem}", Path(path).stem)
+            if not (root / t).exists():
+                missing += 1
+                continue
+        out.append(t)
+    if stems and missing == stems:
+        out += [t for t in area.get("fallback", []) if t not in out]
+    if not out:
+        raise ValueError(f"mutation_config.toml: no tests for {path} in area {area['name']}")
+    return out
+
+
+def rank(key: str, seed: int) -> float:
+    """A stable pseudo-random number in [0, 1) of (seed, key)."""
+    h = hashlib.sha256(f"{seed}|{key}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
 def selected(key: str, fraction: float, seed: int) -> bool:
     """Stable sampling: a hash of (seed, key) under ``fraction``."""
-    if fraction >= 1.0:
-        return True
-    h = hashlib.sha256(f"{seed}|{key}".encode()).digest()
-    return int.from_bytes(h[:8], "big") / 2**64 < fraction
+    return fraction >= 1.0 or rank(key, seed) < fraction
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,20 +413,23 @@ def run_one(root: Path, mutant: Mutant | None, tests: list[str], timeout: float,
         pid = os.fork()
         if pid == 0:
             _child(root, mutant, tests, workdir, fresh_numba, log)
+        try:
+            os.setpgid(pid, pid)  # also done by the child: whichever runs first
+        except (PermissionError, ProcessLookupError):
+            pass
         status = None
-        while True:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                status = os.waitstatus_to_exitcode(st)
-                break
-            if time.monotonic() - t0 > timeout:
+        try:
+            status = _wait(pid, t0, timeout)
+        finally:
+            if status is None:  # timed out, or the parent is being stopped: end the child's group
                 try:
                     os.killpg(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                os.waitpid(pid, 0)
-                break
-            time.sleep(0.05)
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
         dt = time.monotonic() - t0
     if status is None:
         return "timeout", dt
@@ -414,6 +440,17 @@ def run_one(root: Path, mutant: Mutant | None, tests: list[str], timeout: float,
     if status == _CODE["no-tests"]:
         return "no-tests", dt
     return "killed", dt
+
+
+def _wait(pid, t0, timeout):
+    """The child's exit code, or None after ``timeout`` seconds."""
+    while True:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(st)
+        if time.monotonic() - t0 > timeout:
+            return None
+        time.sleep(0.05)
 
 
 def _preimport():
@@ -445,7 +482,8 @@ def named_mutants(root: Path, config: dict) -> list[Mutant]:
     return out
 
 
-def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, seed: int):
+def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, seed: int,
+            per_area: int | None = None):
     """(area, mutant) pairs of the configured modules (or of ``paths``), sampled, then the named ones."""
     files = []
     for area in config["area"]:
@@ -462,6 +500,12 @@ def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, 
         for m in mutants_of(f, root):
             if selected(m.key, fraction, seed):
                 pairs.append((area, m))
+    if per_area is not None:  # the per_area lowest ranks of each area, in source order
+        keep = set()
+        for area in config["area"]:
+            mine = sorted((rank(m.key, seed), m.key) for a, m in pairs if a is area)
+            keep.update(k for _, k in mine[:per_area])
+        pairs = [(a, m) for a, m in pairs if m.key in keep]
     for m in named_mutants(root, config):
         area = area_of(config, m.path)
         if area is not None and (not paths or m.path in files):
@@ -509,6 +553,7 @@ def main(argv=None) -> int:
     ap.add_argument("--root", default=".", help="repository root (default: .)")
     ap.add_argument("--sample", type=float, default=1.0, help="fraction of mutants kept (stable hash sampling)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--per-area", type=int, default=None, help="at most this many mutants per area (stable choice)")
     ap.add_argument("--timeout-factor", type=float, default=3.0,
                     help="per-mutant time limit = factor x the module's unmutated test time + 30 s")
     ap.add_argument("--out", default="mutation-report", help="folder for report.md and results.json")
@@ -524,7 +569,7 @@ def main(argv=None) -> int:
     if args.area:
         config = dict(config, area=[a for a in config["area"] if a["name"] in args.area])
     equivalents = load_equivalents()
-    pairs = collect(root, config, args.paths, args.sample, args.seed)
+    pairs = collect(root, config, args.paths, args.sample, args.seed, args.per_area)
     if args.match:
         pairs = [(a, m) for a, m in pairs if any(t in m.describe() for t in args.match)]
     if args.list:
@@ -533,8 +578,10 @@ def main(argv=None) -> int:
         print(f"{len(pairs)} mutants")
         return 0
     _preimport()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run_one's cleanup ends the running child
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "progress.jsonl").write_text("", encoding="utf-8")
     t_start = time.monotonic()
     baseline = {}
     results = []
@@ -544,20 +591,23 @@ def main(argv=None) -> int:
             rec.update(outcome="equivalent", reason=equivalents[m.key], seconds=0.0)
             results.append(rec)
             continue
-        tests = area["tests"]
+        tests = tests_of(root, area, m.path)
         fresh = bool(area.get("fresh_numba", False))
-        if area["name"] not in baseline:
-            outcome, dt = run_one(root, None, tests, 3600, fresh, keep_log=out / f"baseline-{area['name']}.log")
+        bkey = tuple(tests)
+        if bkey not in baseline:
+            log = out / f"baseline-{len(baseline)}.log"
+            outcome, dt = run_one(root, None, tests, 3600, fresh, keep_log=log)
             if outcome != "survived":
-                print(f"baseline of area {area['name']} does not pass ({outcome}): see {out}/baseline-{area['name']}.log",
-                      file=sys.stderr)
+                print(f"baseline of {' '.join(tests)} does not pass ({outcome}): see {log}", file=sys.stderr)
                 return 2
-            baseline[area["name"]] = dt
-            print(f"[baseline] {area['name']}: {dt:.1f} s", flush=True)
-        limit = args.timeout_factor * baseline[area["name"]] + 30.0
+            baseline[bkey] = dt
+            print(f"[baseline] {' '.join(tests)}: {dt:.1f} s", flush=True)
+        limit = args.timeout_factor * baseline[bkey] + 30.0
         outcome, dt = run_one(root, m, tests, limit, fresh)
         rec.update(outcome=outcome, seconds=round(dt, 2))
         results.append(rec)
+        with open(out / "progress.jsonl", "a", encoding="utf-8") as f:  # readable while the run goes on
+            f.write(json.dumps(rec) + "\n")
         print(f"[{i + 1}/{len(pairs)}] {outcome:<12} {dt:6.1f}s {m.describe()}", flush=True)
     elapsed = time.monotonic() - t_start
     per = summarise(results)

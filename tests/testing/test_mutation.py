@@ -1,0 +1,100 @@
+"""The mutation harness itself (prirfed.testing.mutation): which mutants it makes, that a mutant
+is run from a temporary copy (never the working tree) and is killed or survives as it should."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prirfed.testing import mutation as M
+
+SRC = '''"""doc"""
+import math
+
+
+def f(x, y):
+    """doc"""
+    if x < 0:
+        raise ValueError(f"f: x must be >= 0 (got {x})")
+    z = x + 2.0 * y
+    return math.sqrt(z) - y
+'''
+
+
+def test_operators_on_a_small_module(tmp_path):
+    (tmp_path / "mod.py").write_text(SRC)
+    ms = M.mutants_of("mod.py", tmp_path)
+    got = {(m.line, m.op, m.original, m.replacement) for m in ms}
+    assert (7, "compare", "x < 0", "(x <= 0)") in got
+    assert (8, "delete", 'raise ValueError(f"f: x must be >= 0 (got {x})")', "pass") in got
+    assert (9, "arith", "x + 2.0 * y", "(x - 2.0 * y)") in got
+    assert (9, "arith", "2.0 * y", "(2.0 / y)") in got
+    assert (9, "const", "2.0", "(4.0)") in got and (9, "const", "2.0", "(1.0)") in got
+    assert (9, "sign", "2.0", "(-2.0)") in got
+    assert (10, "return", "return math.sqrt(z) - y", "return None") in got
+    # docstrings, the message of the raise and the import are not mutated
+    assert not any(m.line in (1, 2, 6) for m in ms)
+    assert not any(m.op != "delete" and m.line == 8 for m in ms)
+    # every mutant compiles and differs from the source in exactly its own place
+    for m in ms:
+        compile(m.source, "mod.py", "exec")
+        assert m.source != SRC
+    assert len({m.key for m in ms}) == len(ms)
+
+
+def test_stable_sampling_does_not_depend_on_other_mutants():
+    keys = [f"k{i}" for i in range(2000)]
+    a = [k for k in keys if M.selected(k, 0.1, 3)]
+    b = [k for k in keys[::2] if M.selected(k, 0.1, 3)]
+    assert set(b) == set(a) & set(keys[::2])
+    assert 150 <= len(a) <= 250  # binomial(2000, 0.1): 200 +- 4.7 sd
+
+
+def test_a_mutant_is_loaded_from_a_temporary_copy_and_killed(tmp_path):
+    """Mutate prirfed.reference.trainers.privacy (dp_rgd_run_event's factor 2 of the sensitivity):
+    the test below sees the mutated value, the working tree stays unchanged."""
+    root = Path(__file__).resolve().parents[2]
+    path = "reference/trainers/privacy.py"
+    before = (root / path).read_bytes()
+    m = next(x for x in M.mutants_of(path, root) if x.qualname == "dp_rgd_run_event" and x.op == "const"
+             and x.original == "2.0" and x.replacement == "(1.0)")
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "from prirfed.reference.trainers.privacy import dp_rgd_run_event\n"
+        "def test_sensitivity():\n"
+        "    ev, _ = dp_rgd_run_event(n=10, b=10, T=1, sigma=1.0, sensitivity_radius=1.0)\n"
+        "    assert ev.inner.noise_multiplier == 5.0\n")
+    # a fresh interpreter: this pytest process has imported the unmutated module already
+    script = (f"import sys; from pathlib import Path; from prirfed.testing import mutation as M\n"
+              f"root = Path({str(root)!r}); m = [x for x in M.mutants_of({path!r}, root) if x.key == {m.key!r}][0]\n"
+              f"print(M.run_one(root, None, [{str(probe)!r}], 300, False)[0], M.run_one(root, m, [{str(probe)!r}], 300, False)[0])")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.stdout.split() == ["survived", "killed"], out.stderr
+    assert (root / path).read_bytes() == before
+
+
+def test_named_mutants_must_match_once(tmp_path):
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "a.py").write_text("x = 1\ny = 1\n")
+    cfg = {"named": [{"path": "reference/a.py", "find": "= 1", "replace": "= 2", "why": "w"}]}
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        M.named_mutants(tmp_path, cfg)
+    cfg["named"][0].update(find="y = 1", replace="y = 2")
+    (m,) = M.named_mutants(tmp_path, cfg)
+    assert m.line == 2 and m.module == "prirfed.reference.a" and m.source == "x = 1\ny = 2\n"
+
+
+def test_checked_in_config_and_equivalents_are_well_formed():
+    cfg = M.load_config()
+    root = Path(__file__).resolve().parents[2]
+    for area in cfg["area"]:
+        assert 0.5 < area["target"] <= 1.0
+        for t in area["tests"] + area.get("fallback", []):
+            if "{stem}" not in t:
+                assert (root / t).exists(), t
+    for n in cfg["named"]:
+        assert M.area_of(cfg, n["path"]) is not None
+    assert len(M.named_mutants(root, cfg)) == len(cfg["named"])
+    for key, reason in M.load_equivalents().items():
+        assert key.split("::")[0] and reason
