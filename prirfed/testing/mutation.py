@@ -79,7 +79,20 @@ class Mutant:
     original: str
     replacement: str
     key: str
-    source: str = dataclasses.field(repr=False, compare=False)
+    span: tuple = dataclasses.field(repr=False, compare=False)  # (source bytes, start, end, new text)
+
+    @property
+    def source(self) -> str:
+        """The whole mutated file (built on demand)."""
+        raw, a, b, text = self.span
+        return (raw[:a] + text.encode("utf-8") + raw[b:]).decode("utf-8")
+
+    def compiles(self) -> bool:
+        try:
+            compile(self.source, self.path, "exec")
+        except SyntaxError:
+            return False
+        return True
 
     def describe(self) -> str:
         return f"{self.path}:{self.line} [{self.op}] {self.qualname}: {self.original!r} -> {self.replacement!r}"
@@ -250,7 +263,8 @@ def _byte_offsets(src_bytes: bytes):
 
 
 def mutants_of(path: str | Path, root: str | Path = ".") -> list[Mutant]:
-    """Every mutant of one file (``path`` relative to ``root``), in source order."""
+    """Every mutant of one file (``path`` relative to ``root``), in source order (a few may not
+    compile: :meth:`Mutant.compiles`; :func:`collect` drops those)."""
     root = Path(root)
     rel = Path(path).as_posix()
     src = (root / rel).read_text(encoding="utf-8")
@@ -266,16 +280,11 @@ def mutants_of(path: str | Path, root: str | Path = ".") -> list[Mutant]:
         orig = raw[a:b].decode("utf-8")
         if text.strip("()") == orig.strip("()"):
             continue
-        new_src = (raw[:a] + text.encode("utf-8") + raw[b:]).decode("utf-8")
-        try:
-            compile(new_src, rel, "exec")
-        except SyntaxError:
-            continue
         base = f"{rel}::{qual}::{op}::{_short(orig)} => {_short(text)}"
         k = seen.get(base, 0)
         seen[base] = k + 1
         out.append(Mutant(rel, module_name(rel), node.lineno, qual, op, _short(orig), _short(text),
-                          base if k == 0 else f"{base} #{k + 1}", new_src))
+                          base if k == 0 else f"{base} #{k + 1}", (raw, a, b, text)))
     return out
 
 
@@ -476,9 +485,11 @@ def named_mutants(root: Path, config: dict) -> list[Mutant]:
             raise ValueError(f"mutation_config.toml: named mutant {n['find']!r} occurs {src.count(n['find'])} times "
                              f"in {n['path']} (must be exactly once)")
         line = src[: src.index(n["find"])].count("\n") + 1
-        new = src.replace(n["find"], n["replace"])
+        raw = src.encode("utf-8")
+        a = raw.index(n["find"].encode("utf-8"))
         out.append(Mutant(n["path"], module_name(n["path"]), line, n["why"], "named", _short(n["find"]),
-                          _short(n["replace"]), f"{n['path']}::named::{_short(n['find'])} => {_short(n['replace'])}", new))
+                          _short(n["replace"]), f"{n['path']}::named::{_short(n['find'])} => {_short(n['replace'])}",
+                          (raw, a, a + len(n["find"].encode("utf-8")), n["replace"])))
     return out
 
 
@@ -506,6 +517,7 @@ def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, 
             mine = sorted((rank(m.key, seed), m.key) for a, m in pairs if a is area)
             keep.update(k for _, k in mine[:per_area])
         pairs = [(a, m) for a, m in pairs if m.key in keep]
+    pairs = [(a, m) for a, m in pairs if m.compiles()]  # a splice that is not valid Python is no mutant
     for m in named_mutants(root, config):
         area = area_of(config, m.path)
         if area is not None and (not paths or m.path in files):
@@ -556,6 +568,10 @@ def main(argv=None) -> int:
     ap.add_argument("--per-area", type=int, default=None, help="at most this many mutants per area (stable choice)")
     ap.add_argument("--timeout-factor", type=float, default=3.0,
                     help="per-mutant time limit = factor x the module's unmutated test time + 30 s")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="a fixed per-mutant time limit in seconds (then the unmutated tests are not run first)")
+    ap.add_argument("--fail-under-total", type=float, default=None,
+                    help="exit 1 when the score over all run mutants is under this fraction")
     ap.add_argument("--out", default="mutation-report", help="folder for report.md and results.json")
     ap.add_argument("--list", action="store_true", help="list the mutants and stop")
     ap.add_argument("--fail-under", action="store_true", help="exit 1 when an area is under its target")
@@ -594,7 +610,9 @@ def main(argv=None) -> int:
         tests = tests_of(root, area, m.path)
         fresh = bool(area.get("fresh_numba", False))
         bkey = tuple(tests)
-        if bkey not in baseline:
+        if args.timeout is not None:
+            baseline.setdefault(bkey, None)
+        elif bkey not in baseline:
             log = out / f"baseline-{len(baseline)}.log"
             outcome, dt = run_one(root, None, tests, 3600, fresh, keep_log=log)
             if outcome != "survived":
@@ -602,7 +620,7 @@ def main(argv=None) -> int:
                 return 2
             baseline[bkey] = dt
             print(f"[baseline] {' '.join(tests)}: {dt:.1f} s", flush=True)
-        limit = args.timeout_factor * baseline[bkey] + 30.0
+        limit = args.timeout if args.timeout is not None else args.timeout_factor * baseline[bkey] + 30.0
         outcome, dt = run_one(root, m, tests, limit, fresh)
         rec.update(outcome=outcome, seconds=round(dt, 2))
         results.append(rec)
@@ -620,6 +638,12 @@ def main(argv=None) -> int:
              if kind == "area" and d["score"] < next(a["target"] for a in config["area"] if a["name"] == name)]
     if args.fail_under and under:
         print(f"mutation score under target in: {', '.join(under)}", file=sys.stderr)
+        return 1
+    live = [r for r in results if r["outcome"] != "equivalent"]
+    total = sum(r["outcome"] in ("killed", "timeout") for r in live) / len(live) if live else 1.0
+    print(f"total score: {total:.1%} of {len(live)} non-equivalent mutants")
+    if args.fail_under_total is not None and total < args.fail_under_total:
+        print(f"mutation score {total:.1%} is under {args.fail_under_total:.0%}", file=sys.stderr)
         return 1
     return 0
 
