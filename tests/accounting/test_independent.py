@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.stats import norm
 
 pld_peer = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")  # test extra
@@ -40,13 +41,12 @@ def peer_activated_gaussian_epsilon(mu, rho, T, delta):
 
 
 def gaussian_epsilon(m, delta):
-    """Exact eps of the Gaussian mechanism with shift m (Balle & Wang 2018, Thm 8), by bisection."""
-    f = lambda e: norm.cdf(-e / m + m / 2) - math.exp(e) * norm.cdf(-e / m - m / 2) - delta  # noqa: E731
-    lo, hi = 0.0, 200.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if f(mid) <= 0 else (mid, hi)
-    return hi
+    """Exact eps of the Gaussian mechanism with shift m (Balle & Wang 2018, Thm 8): the root of
+    delta(eps) - delta, delta(eps) decreasing from delta(0) = 2 Phi(m/2) - 1."""
+    def excess(e):
+        return norm.cdf(m / 2 - e / m) - math.exp(e) * norm.cdf(-m / 2 - e / m) - delta
+
+    return brentq(excess, 0.0, 200.0, xtol=1e-14, rtol=1e-14)
 
 
 def frechet(sizes, seed=0):
