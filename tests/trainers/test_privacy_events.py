@@ -42,6 +42,19 @@ def test_heterogeneous_agents_give_the_worst_case_over_agents():
     np.testing.assert_array_equal(eps_run, np.maximum(*per_agent))
 
 
+def test_heterogeneous_dp_rsvrg_agents_pair_each_size_with_its_own_sigma():
+    """Agent i's DP-RSVRG event is built from its own N_i and sigma_i (and the shared tau0, tau1, m,
+    K): with sizes (5, 9) and sigmas (0.6, 1.3) the run is the worst case of exactly those two
+    per-agent events, in agent order; swapping the pairing gives different events."""
+    P, rng = problem([5, 9])
+    r = prirfed(P, np.zeros(2), T=2, s=1, alpha=0.1, rng=rng, local="dp_rsvrg", K=2, m=3, sigma=[0.6, 1.3],
+                tau0=1.0, tau1=0.5)
+    mine = [prirfed_event(dp_rsvrg_event(sig, 1.0, 0.5, n, 3, 2), N=2, s=1, T=2) for sig, n in ((0.6, 5), (1.3, 9))]
+    swapped = [prirfed_event(dp_rsvrg_event(sig, 1.0, 0.5, n, 3, 2), N=2, s=1, T=2) for sig, n in ((1.3, 5), (0.6, 9))]
+    assert r.event == WorstCase(tuple(mine))
+    assert set(mine).isdisjoint(swapped)
+
+
 def test_non_private_runs_say_so():
     P, rng = problem([4, 4])
     r = prirfed(P, np.zeros(2), T=1, s=1, alpha=0.1, rng=rng)
