@@ -227,6 +227,17 @@ def test_001_lipschitz_constant_is_half_the_true_one():
     assert g > 1.9 * P.paper_L_f(D)
 
 
+@pytest.mark.parametrize("c", [0.5, 3.0])
+def test_lipschitz_constant_is_attained_with_the_loss_scale(c):
+    """f_ij = c dist^2(X, Z_ij): at X = A and the sample B at distance D = sqrt(2) the gradient norm
+    2 c D is L_f(D) exactly (c != 1, where 2 c and 2 / c differ)."""
+    A, B = np.eye(2), np.diag([math.e, 1.0 / math.e])
+    P = SPDFrechetMean(np.stack([A, B]), c=c)
+    g = P.manifold.norm(A, P.rgrad_ij(A, 0, 1))
+    assert math.isclose(g, 2 * c * math.sqrt(2), rel_tol=1e-12)
+    assert math.isclose(P.L_f(math.sqrt(2)), g, rel_tol=1e-12)
+
+
 @pytest.mark.parametrize("s", [0.3, 1.0, 2.5])
 def test_L_g_is_attained_in_a_direction_of_curvature_minus_half(s):
     """X = I, Z = expm(s H), H = diag(1, -1)/sqrt 2 (dist = s), V = offdiag unit: the plane (H, V) has
