@@ -1,30 +1,30 @@
-"""Tangent-space Gaussian law and samplers, clipping, and Gaussian-mechanism calibration.
+r"""Tangent-space Gaussian law and samplers, clipping, and Gaussian-mechanism calibration.
 
-Sources (the papers in /work/shared/seeds; derivations in ``proofs_notes/mechanism_*.md``):
+Sources (derivations in the proofs notes ``mechanism_*.md``):
 
-- 000 (Huang, Huang, Jawanpuria, Mishra, PriRFed) Definition 2.5 and the paragraph after it
-  (tangent space Gaussian, its normalising constant), Algorithm 2 lines 4-6 (clipping, noise);
-- 001 (Han, Mishra, Jawanpuria, Gao) Definition 3, Remark 1, Proposition 2 (tangent space
-  Gaussian mechanism), Section 5.1 (sampling through an orthonormal basis), Section 5.2
-  (random-walk Metropolis-Hastings sampler on SPD, the papers' baseline);
-- Balle & Wang (2018), *Improving the Gaussian mechanism for differential privacy*, Theorem 8
-  (the exact delta(epsilon) of the Gaussian mechanism, the analytic calibration);
-- Dwork & Roth (2014) Theorem A.1 (the classical sigma, valid for epsilon < 1).
+- Huang et al. (2024), Definition 2.5 and the paragraph after it (the tangent space Gaussian and
+  its normalising constant), Algorithm 2 lines 4-6 (clipping, noise);
+- Han et al. (2024), Definition 3, Remark 1, Proposition 2 (the tangent space Gaussian
+  mechanism), Section 5.1 (sampling through an orthonormal basis), Section 5.2 (the random-walk
+  Metropolis-Hastings sampler on SPD, the papers' baseline);
+- Balle and Wang (2018), Theorem 8 (the exact :math:`\delta(\varepsilon)` of the Gaussian
+  mechanism, the analytic calibration);
+- Dwork and Roth (2014), Theorem A.1 (the classical :math:`\sigma`, valid for
+  :math:`\varepsilon < 1`).
 
 Conventions
 -----------
-``M`` is a :class:`prirfed.reference.manifolds.base.Manifold`, ``x`` a point, tangent vectors
-are ambient arrays of shape ``M.ambient_shape``. The tangent Gaussian N_x(mu, sigma^2) is the
-law of ``mu + sum_k z_k e_k`` with ``(e_k)`` an orthonormal basis of T_x in the metric and
-``z ~ N(0, sigma^2 I_d)``, ``d = M.dim``; its density is taken with respect to the Lebesgue
-measure of T_x induced by the metric (the measure that gives the unit cube of an orthonormal
-basis volume 1).
+``M`` is a :class:`prirfed.reference.manifolds.base.Manifold`, ``x`` a point; tangent vectors
+are ambient arrays of shape ``M.ambient_shape``. The tangent Gaussian :math:`N_x(\mu, \sigma^2)`
+is the law of :math:`\mu + \sum_k z_k e_k` with :math:`(e_k)` an orthonormal basis of
+:math:`T_x` in the metric and :math:`z \sim N(0, \sigma^2 I_d)`, ``d = M.dim``; its density is
+taken with respect to the Lebesgue measure of :math:`T_x` induced by the metric (the measure that
+gives the unit cube of an orthonormal basis volume 1).
 
 Random draws (the contract with :mod:`prirfed.verified.mechanisms`): every sampler consumes
 the caller's ``numpy.random.Generator`` only, in the order documented in its docstring, so
-that the verified twin fed a Generator in the same state returns the same sample.
-
-Randomness never comes from the global ``np.random`` state.
+that the verified twin fed a Generator in the same state returns the same sample. Randomness
+never comes from the global ``np.random`` state.
 
 Examples
 --------
@@ -91,7 +91,29 @@ ANALYTIC_SIGMA_RTOL = 1e-12
 
 # ---------------------------------------------------------------------------- input checks
 def check_positive_number(where: str, name: str, value) -> float:
-    """``value`` as a finite float > 0, or ``ValueError`` naming ``where`` and the value."""
+    """A number as a finite float greater than 0.
+
+    Not a formula: the input check shared by the reference and the verified twins.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The argument's name, named in the error message.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number, not finite, or not greater than 0.
+    """
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -123,14 +145,51 @@ def _delta(where: str, delta) -> float:
 
 
 def check_manifold(where: str, M) -> Manifold:
-    """``M`` if it is a prirfed Manifold, else ``ValueError`` naming ``where`` (shared with the verified twins)."""
+    """``M`` if it is a prirfed manifold (shared with the verified twins).
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    M : object
+        The value to check.
+
+    Returns
+    -------
+    Manifold
+        ``M`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``M`` is not an instance of :class:`prirfed.reference.manifolds.base.Manifold`.
+    """
     if not isinstance(M, Manifold):
         raise ValueError(f"{where}: M must be a prirfed Manifold (got {type(M).__name__})")
     return M
 
 
 def check_generator(where: str, rng) -> np.random.Generator:
-    """``rng`` if it is a ``numpy.random.Generator`` (never the global state), else ``ValueError``."""
+    """``rng`` if it is a ``numpy.random.Generator`` (never the global state).
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    rng : object
+        The value to check.
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``rng`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a ``numpy.random.Generator`` (a legacy ``RandomState``, a seed or ``None``
+        are refused: randomness comes from the caller's Generator only).
+    """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(
             f"{where}: rng must be a numpy.random.Generator passed by the caller "
@@ -140,7 +199,27 @@ def check_generator(where: str, rng) -> np.random.Generator:
 
 
 def check_steps(where: str, name: str, n) -> int:
-    """``n`` as an int >= 1 (a number of sampler steps), else ``ValueError`` naming ``where``."""
+    """A positive integer (a number of sampler steps or draws).
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The argument's name, named in the error message.
+    n : int
+        The value to check.
+
+    Returns
+    -------
+    int
+        ``int(n)``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is a bool, not an integer, or smaller than 1.
+    """
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"{where}: {name} must be a positive integer (got {n!r})")
     return int(n)
@@ -166,14 +245,35 @@ def finite_sample_or_raise(where: str, xi, sigma):
 
 # ---------------------------------------------------------------------------- the law
 def tangent_gaussian_log_normalizer(d: int, sigma: float) -> float:
-    r"""log C_{x,sigma} = (d/2) log(2 pi sigma^2): the normalising constant of Definition 2.5 (000).
+    r"""Logarithm of the normalising constant of the tangent Gaussian, Huang et al. (2024), Definition 2.5.
 
-    ``C = \int_{T_x} exp(-||xi||_x^2 / (2 sigma^2)) d xi = (2 pi sigma^2)^{d/2}`` for the metric
-    Lebesgue measure (a product of d one-dimensional Gaussian integrals sqrt(2 pi sigma^2) in
-    orthonormal coordinates). Erratum (ERRATA lead 5): 000 prints ``C^{-1} = sqrt((2 pi)^d sigma^2)``
-    and 001 Remark 1 prints ``C = sqrt((2 pi)^d sigma^2 |G^{-1}|)``; the power of sigma must be
-    ``d`` (``sigma^{2d}`` under the root) and 000 also inverts the constant. See
-    ``proofs_notes/mechanism_tangent_gaussian.md``.
+    .. math::
+
+        \log C_{x,\sigma} = \frac d2 \log(2\pi\sigma^2), \qquad
+        C_{x,\sigma} = \int_{T_x} e^{-\lVert\xi\rVert_x^2/(2\sigma^2)}\,d\xi = (2\pi\sigma^2)^{d/2}
+
+    for the metric Lebesgue measure (a product of :math:`d` one-dimensional Gaussian integrals in
+    orthonormal coordinates). Erratum: Huang et al. (2024) print
+    :math:`C^{-1} = \sqrt{(2\pi)^d\sigma^2}` and Han et al. (2024), Remark 1, print
+    :math:`C = \sqrt{(2\pi)^d\sigma^2\lvert G^{-1}\rvert}`; the power of :math:`\sigma` must be
+    :math:`d` (proofs note ``mechanism_tangent_gaussian``, errata page).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the tangent space, at least 1.
+    sigma : float
+        Standard deviation, > 0.
+
+    Returns
+    -------
+    float
+        :math:`\frac d2 \log(2\pi\sigma^2)`.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive integer or ``sigma`` is not finite and > 0.
     """
     where = "tangent_gaussian_log_normalizer"
     if isinstance(d, bool) or int(d) != d or d < 1:
@@ -185,14 +285,43 @@ def tangent_gaussian_log_normalizer(d: int, sigma: float) -> float:
 
 
 def tangent_gaussian_logpdf(M, x, xi, sigma, mu=None) -> float:
-    r"""Log-density of N_x(mu, sigma^2) at ``xi`` (Definition 2.5 of 000, Definition 3 of 001).
+    r"""Log-density of the tangent Gaussian :math:`N_x(\mu, \sigma^2)`, Huang et al. (2024), Definition 2.5; Han et al. (2024), Definition 3.
 
-    .. math::  \log p_x(\xi) = -\frac{\|\xi - \mu\|_x^2}{2\sigma^2} - \frac d2 \log(2\pi\sigma^2),
+    .. math::
 
-    with respect to the Lebesgue measure of T_x induced by the metric, ``d = M.dim``
-    (the constant is :func:`tangent_gaussian_log_normalizer`; ERRATA lead 5).
-    ``mu`` defaults to 0. Evaluated as ``-(||xi - mu||_x / sigma)^2 / 2`` from the overflow-free metric
-    norm; a log-density below -1.8e308 raises ``ValueError`` (issue 19).
+        \log p_x(\xi) = -\frac{\lVert\xi - \mu\rVert_x^2}{2\sigma^2} - \frac d2 \log(2\pi\sigma^2),
+
+    with respect to the Lebesgue measure of :math:`T_x` induced by the metric, ``d = M.dim`` (the
+    constant is :func:`tangent_gaussian_log_normalizer`, with its erratum).
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : array_like
+        Base point, shape ``M.ambient_shape``.
+    xi : array_like
+        Tangent vector at ``x`` where the density is evaluated.
+    sigma : float
+        Standard deviation, > 0.
+    mu : array_like, optional
+        Mean, a tangent vector at ``x``; default 0.
+
+    Returns
+    -------
+    float
+        :math:`\log p_x(\xi)`.
+
+    Raises
+    ------
+    ValueError
+        If ``M`` is not a manifold, ``x`` not a point, ``xi`` or ``mu`` not tangent at ``x``, or
+        ``sigma`` not finite and > 0.
+
+    Notes
+    -----
+    Evaluated as ``-(||xi - mu||_x / sigma)^2 / 2`` from the overflow-free metric norm; a
+    log-density below -1.8e308 raises ``ValueError``.
     """
     where = "tangent_gaussian_logpdf"
     M = check_manifold(where, M)
@@ -216,17 +345,48 @@ def tangent_gaussian_logpdf(M, x, xi, sigma, mu=None) -> float:
 
 # ---------------------------------------------------------------------------- exact samplers
 def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
-    r"""Exact draw of xi ~ N_x(mu, sigma^2) through an orthonormal basis (001 section 5.1).
+    r"""Exact draw of :math:`\xi \sim N_x(\mu, \sigma^2)` through an orthonormal basis, Han et al. (2024), Section 5.1.
 
-    ``xi = mu + sum_k z_k e_k`` with ``(e_k) = M.tangent_basis(x)`` (orthonormal in the metric)
-    and ``z = sigma * rng.standard_normal(d)``. In the orthonormal coordinates the density of
-    Definition 2.5 is exactly that of N(0, sigma^2 I_d), so this is an exact sampler.
+    :math:`\xi = \mu + \sum_k z_k e_k` with :math:`(e_k)` = ``M.tangent_basis(x)`` (orthonormal in
+    the metric) and :math:`z = \sigma\,` ``rng.standard_normal(d)``. In orthonormal coordinates the
+    density of Huang et al. (2024), Definition 2.5, is exactly that of :math:`N(0, \sigma^2 I_d)`,
+    so the sampler is exact.
 
-    Draw order (contract with the verified twin): ONE call ``rng.standard_normal(d)``;
-    ``z[k]`` multiplies ``e_k``. With ``size=n`` the call is ``rng.standard_normal((n, d))``,
+    Draw order (the contract with the verified twin): one call ``rng.standard_normal(d)``, whose
+    entry ``k`` multiplies :math:`e_k`. With ``size=n`` the call is ``rng.standard_normal((n, d))``,
     which consumes the stream exactly like ``n`` successive unbatched calls (row ``i`` is the
-    ``i``-th draw); the result then has shape ``(n, *M.ambient_shape)``. A draw that overflows
-    float64 (sigma near 1e308) raises ``ValueError`` after the draws (issue 19).
+    ``i``-th draw).
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : array_like
+        Base point, shape ``M.ambient_shape``.
+    sigma : float
+        Standard deviation, > 0.
+    rng : numpy.random.Generator
+        The caller's random generator.
+    mu : array_like, optional
+        Mean, a tangent vector at ``x``; default 0.
+    size : int, optional
+        Number of independent draws; default one draw without a leading axis.
+
+    Returns
+    -------
+    numpy.ndarray
+        A tangent vector at ``x``, shape ``M.ambient_shape``; with ``size=n``, shape
+        ``(n, *M.ambient_shape)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid (not a manifold, not a point, not tangent, ``sigma`` not > 0,
+        ``rng`` not a Generator, ``size`` not a positive integer).
+
+    Notes
+    -----
+    A draw that overflows float64 (sigma near 1e308) raises ``ValueError`` after the draws.
     """
     where = "sample_tangent_gaussian"
     M = check_manifold(where, M)
@@ -252,13 +412,31 @@ def sample_tangent_gaussian(M, x, sigma, rng, mu=None, size=None):
 
 
 def spd_symmetric_noise(z, n: int) -> np.ndarray:
-    r"""The symmetric matrix S = sum_k z_k B_k of the SPD closed-form sampler.
+    r"""The symmetric matrix :math:`S = \sum_k z_k B_k` of the closed-form SPD sampler, Han et al. (2024), Section 5.1.
 
-    ``z`` has ``n(n+1)/2`` entries indexed by the upper triangle in row-major order
-    (i, j) = (0,0), (0,1), ..., (0,n-1), (1,1), ...; ``S_ii = z_k`` and
-    ``S_ij = S_ji = z_k / sqrt(2)``: ``B_k`` is ``e_i e_i^T`` or ``(e_i e_j^T + e_j e_i^T)/sqrt 2``,
-    the Frobenius-orthonormal basis of Sym(n). With ``z ~ N(0, sigma^2 I)`` this gives
-    ``S_ii ~ N(0, sigma^2)`` and ``S_ij ~ N(0, sigma^2/2)``, all independent (DESIGN.md section 3).
+    ``z`` has :math:`n(n+1)/2` entries indexed by the upper triangle in row-major order
+    (0,0), (0,1), ..., (0,n-1), (1,1), ...; :math:`S_{ii} = z_k` and
+    :math:`S_{ij} = S_{ji} = z_k/\sqrt 2`: :math:`B_k` is :math:`e_i e_i^\top` or
+    :math:`(e_i e_j^\top + e_j e_i^\top)/\sqrt 2`, the Frobenius-orthonormal basis of
+    :math:`\mathrm{Sym}(n)`. With :math:`z \sim N(0, \sigma^2 I)`, :math:`S_{ii} \sim N(0, \sigma^2)`
+    and :math:`S_{ij} \sim N(0, \sigma^2/2)`, all independent.
+
+    Parameters
+    ----------
+    z : array_like
+        Coordinates, shape ``(n (n + 1) / 2,)``.
+    n : int
+        Matrix size.
+
+    Returns
+    -------
+    numpy.ndarray
+        The symmetric matrix :math:`S`, shape ``(n, n)``.
+
+    Raises
+    ------
+    ValueError
+        If ``z`` does not have :math:`n(n+1)/2` entries.
     """
     z = np.asarray(z, dtype=np.float64)
     n = int(n)
@@ -278,17 +456,42 @@ def spd_symmetric_noise(z, n: int) -> np.ndarray:
 
 
 def sample_tangent_gaussian_spd(M, X, sigma, rng, mu=None):
-    r"""Closed-form exact draw of N_X(mu, sigma^2) on SPD(n) (affine-invariant metric).
+    r"""Closed-form exact draw of :math:`N_X(\mu, \sigma^2)` on SPD(n) with the affine-invariant metric, Han et al. (2024), Section 5.1.
 
-    ``xi = mu + X^{1/2} S X^{1/2}`` with ``S = spd_symmetric_noise(sigma * rng.standard_normal(d), n)``,
-    ``d = n(n+1)/2``: S symmetric, ``S_ii ~ N(0, sigma^2)``, ``S_ij ~ N(0, sigma^2/2)`` (i < j).
-    Why it is N_X(0, sigma^2): ``U -> X^{1/2} U X^{1/2}`` is an isometry from (Sym(n), Frobenius)
-    onto (T_X SPD, <.,.>_X) because ``<X^{1/2}UX^{1/2}, X^{1/2}VX^{1/2}>_X = tr(UV)``, and S is
-    N(0, sigma^2) in the Frobenius-orthonormal basis (B_k). Draw order: ONE call
-    ``rng.standard_normal(d)``, entries in the upper-triangle row-major order of
-    :func:`spd_symmetric_noise`, which is also the order of ``SPD.tangent_basis``; so this
-    sampler and :func:`sample_tangent_gaussian` return the same matrix (to rounding) from the same
-    Generator state (``tests/mechanisms/test_mech_tangent_gaussian.py::test_spd_closed_form_equals_basis_sampler_draw_for_draw``).
+    :math:`\xi = \mu + X^{1/2} S X^{1/2}` with ``S = spd_symmetric_noise(sigma * rng.standard_normal(d), n)``,
+    :math:`d = n(n+1)/2`. It is :math:`N_X(0, \sigma^2)` because :math:`U \mapsto X^{1/2} U X^{1/2}`
+    is an isometry from :math:`(\mathrm{Sym}(n), \text{Frobenius})` onto
+    :math:`(T_X\mathrm{SPD}, \langle\cdot,\cdot\rangle_X)`
+    (:math:`\langle X^{1/2}UX^{1/2}, X^{1/2}VX^{1/2}\rangle_X = \operatorname{tr}(UV)`) and
+    :math:`S` is :math:`N(0, \sigma^2)` in the Frobenius-orthonormal basis.
+
+    Draw order: one call ``rng.standard_normal(d)``, entries in the upper-triangle row-major order
+    of :func:`spd_symmetric_noise`, which is also the order of ``SPD.tangent_basis``; so this sampler
+    and :func:`sample_tangent_gaussian` return the same matrix (to rounding) from the same Generator
+    state (``tests/mechanisms/test_mech_tangent_gaussian.py``).
+
+    Parameters
+    ----------
+    M : SPD
+        The SPD manifold.
+    X : array_like
+        Base point, an SPD matrix of shape ``(n, n)``.
+    sigma : float
+        Standard deviation, > 0.
+    rng : numpy.random.Generator
+        The caller's random generator.
+    mu : array_like, optional
+        Mean, a symmetric matrix (tangent at ``X``); default 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        A symmetric matrix, shape ``(n, n)``.
+
+    Raises
+    ------
+    ValueError
+        If ``M`` is not an SPD manifold or another argument is invalid.
     """
     where = "sample_tangent_gaussian_spd"
     from prirfed.reference.manifolds.spd import SPD, sqrtm_and_invsqrtm, sym
@@ -396,9 +599,22 @@ def sample_tangent_gaussian_closed_form(M, x, sigma, rng):
 
 # ---------------------------------------------------------------------------- MH baseline
 def symmetric_matrix_chart(n: int) -> np.ndarray:
-    r"""The coordinates of 001 section 5.2 for T_W SPD = Sym(n): the r(r+1)/2 upper-triangular
-    entries, i.e. the (non-orthonormal) basis F_k = e_i e_i^T (i = j), e_i e_j^T + e_j e_i^T
-    (i < j), upper triangle in row-major order. Shape ``(n(n+1)/2, n, n)``."""
+    r"""The coordinates of Han et al. (2024), Section 5.2, for :math:`T_W\mathrm{SPD} = \mathrm{Sym}(n)`.
+
+    The :math:`n(n+1)/2` upper-triangular entries, i.e. the (non-orthonormal) basis
+    :math:`F_k = e_i e_i^\top` (:math:`i = j`) and :math:`e_i e_j^\top + e_j e_i^\top` (:math:`i < j`),
+    upper triangle in row-major order.
+
+    Parameters
+    ----------
+    n : int
+        Matrix size.
+
+    Returns
+    -------
+    numpy.ndarray
+        The basis, shape ``(n (n + 1) / 2, n, n)``.
+    """
     n = int(n)
     F = np.zeros((n * (n + 1) // 2, n, n))
     k = 0
@@ -412,26 +628,56 @@ def symmetric_matrix_chart(n: int) -> np.ndarray:
 
 def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, chart=None,
                                xi0=None, return_acceptance=False, return_chain=False):
-    r"""Random-walk Metropolis-Hastings chain targeting N_x(0, sigma^2) (001 section 5.2, baseline).
+    r"""Random-walk Metropolis-Hastings chain targeting :math:`N_x(0, \sigma^2)`, Han et al. (2024), Section 5.2 (the papers' baseline).
 
-    Kept only as the papers' baseline: :func:`sample_tangent_gaussian` is exact and cheaper.
-    The state is a coordinate vector ``c`` in R^d with ``xi = sum_k c_k F_k``, ``F = chart`` any
-    basis of T_x (default ``M.tangent_basis(x)``; :func:`symmetric_matrix_chart` gives the
-    paper's r(r+1)/2 entries on SPD). A linear chart has a constant Jacobian, so the target in
-    ``c`` is ``pi(c) ∝ exp(-||sum_k c_k F_k||_x^2 / (2 sigma^2)) = exp(-c^T G c / (2 sigma^2))``
-    with the Gram matrix ``G_kl = <F_k, F_l>_x`` (computed once with ``M.inner``): evaluating
-    ``c^T G c`` is evaluating ``||xi||_x^2`` as the paper says.
+    Kept only as the papers' baseline: :func:`sample_tangent_gaussian` is exact and cheaper. The
+    state is a coordinate vector :math:`c \in \mathbb R^d` with :math:`\xi = \sum_k c_k F_k`,
+    :math:`F` = ``chart`` any basis of :math:`T_x` (default ``M.tangent_basis(x)``;
+    :func:`symmetric_matrix_chart` gives the paper's coordinates on SPD). A linear chart has a
+    constant Jacobian, so the target in :math:`c` is
+    :math:`\pi(c) \propto \exp(-c^\top G c / (2\sigma^2))` with the Gram matrix
+    :math:`G_{kl} = \langle F_k, F_l\rangle_x` (computed once with ``M.inner``).
 
     Each step (draw order, the contract): ``z = rng.standard_normal(d)``, proposal
-    ``c' = c + step_size * z`` (symmetric, so the Hastings ratio is pi(c')/pi(c)); then
-    ``u = rng.random()``; accept iff ``log(u) < log pi(c') - log pi(c)``. The chain starts at
-    ``xi0`` (default 0, the mode) and the state after ``n_steps`` steps is returned
-    (``return_chain=True``: all states after steps 1..n_steps, shape ``(n_steps, *ambient)``;
-    ``return_acceptance=True``: also the fraction of accepted proposals).
+    :math:`c' = c + s z` (symmetric, so the Hastings ratio is :math:`\pi(c')/\pi(c)`); then
+    ``u = rng.random()``; accept iff :math:`\log u < \log\pi(c') - \log\pi(c)`.
 
-    ``step_size`` defaults to ``2.38 sigma / sqrt(tr G)``: the proposal then has mean squared
-    metric length ``2.38^2 sigma^2`` (2.38/sqrt(d) per orthonormal coordinate is the optimal
-    random-walk scaling for Gaussian targets, Roberts, Gelman & Gilks 1997).
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : array_like
+        Base point.
+    sigma : float
+        Standard deviation of the target, > 0.
+    rng : numpy.random.Generator
+        The caller's random generator.
+    n_steps : int
+        Number of Metropolis-Hastings steps, at least 1.
+    step_size : float, optional
+        Proposal scale :math:`s`; default :math:`2.38\,\sigma/\sqrt{\operatorname{tr} G}` (the
+        optimal random-walk scaling for Gaussian targets, Roberts, Gelman and Gilks (1997)).
+    chart : array_like, optional
+        A basis of :math:`T_x`, shape ``(M.dim, *M.ambient_shape)``; default ``M.tangent_basis(x)``.
+    xi0 : array_like, optional
+        Starting tangent vector; default 0 (the mode).
+    return_acceptance : bool, optional
+        Also return the fraction of accepted proposals.
+    return_chain : bool, optional
+        Return every state after steps 1, ..., ``n_steps`` instead of the last one.
+
+    Returns
+    -------
+    xi : numpy.ndarray
+        The state after ``n_steps`` steps, shape ``M.ambient_shape``; with ``return_chain``, all
+        states, shape ``(n_steps, *M.ambient_shape)``.
+    acceptance : float
+        Fraction of accepted proposals (only with ``return_acceptance=True``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid, or ``chart`` is not a basis of :math:`T_x`.
     """
     where = "sample_tangent_gaussian_mh"
     M = check_manifold(where, M)
@@ -496,8 +742,36 @@ def check_clip_threshold(where: str, tau) -> float:
     return tau
 
 def clip(M, x, v, tau):
-    r"""clip_tau(v) = min{1, tau / ||v||_x} v (000 Algorithm 2 line 4), norm in the metric at x.
+    r"""Clipping :math:`\operatorname{clip}_\tau(v) = \min\{1, \tau/\lVert v\rVert_x\}\,v`, Huang et al. (2024), Algorithm 2, line 4.
 
+    The norm is the metric norm at ``x``. Inside the closed ball (:math:`\lVert v\rVert_x \le \tau`)
+    the factor is exactly 1 and ``v`` is returned unchanged (a copy); outside, ``v`` is scaled to
+    metric norm :math:`\tau` (up to one rounding of the product) keeping its direction. ``v = 0`` is
+    returned as is.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : array_like
+        Base point.
+    v : array_like
+        Tangent vector at ``x``.
+    tau : float
+        Clipping threshold, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        The clipped tangent vector, metric norm at most ``tau``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not a point, ``v`` is not tangent at ``x`` or ``tau`` is not finite and > 0.
+
+    Notes
+    -----
     Inside the closed ball (``||v||_x <= tau``) the factor is exactly 1 and ``v`` is returned
     unchanged (a copy); outside, ``v`` is scaled to metric norm tau (up to one rounding of the
     product, relative 1e-16) keeping its direction. ``v = 0`` is returned as is.
@@ -506,7 +780,7 @@ def clip(M, x, v, tau):
     manifold's overflow-free one, so a long v is scaled to length tau (it used to become 0 once
     the squared norm overflowed at 1.3e154); a v whose norm exceeds the float64 range raises
     ``ValueError``. Why scaling and not refusing is what privacy needs, and why 0 was safe but
-    wrong: ``proofs_notes/mechanism_clipping.md`` (issue 19).
+    wrong: ``proofs_notes/mechanism_clipping.md``.
     """
     where = "clip"
     M = check_manifold(where, M)
@@ -523,14 +797,40 @@ def clip(M, x, v, tau):
 
 # ---------------------------------------------------------------------------- the mechanism
 def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
-    r"""Tangent space Gaussian mechanism R(D) = H(D) + xi, xi ~ N_x(0, sigma^2) (001 Prop. 2).
+    r"""Tangent space Gaussian mechanism :math:`R(D) = H(D) + \xi`, :math:`\xi \sim N_x(0, \sigma^2)`, Han et al. (2024), Proposition 2.
 
-    The mechanism perturbs a tangent vector at x (in the papers: the clipped mean gradient,
-    000 Algorithm 2 lines 5-6), it does not release a point; a trainer then moves with
-    Exp_x(-alpha (value + xi)), which is post-processing. Draws as :func:`sample_tangent_gaussian`
-    (``size=n``: n independent releases of the same value, shape ``(n, *M.ambient_shape)``).
-    It is (eps, delta)-DP when ``||H(D) - H(D')||_x <= Delta`` and sigma is calibrated by
-    :func:`gaussian_mechanism_sigma_classical` (eps < 1) or :func:`analytic_gaussian_sigma`.
+    The mechanism perturbs a tangent vector at ``x`` (in the papers: the clipped mean gradient,
+    Huang et al. (2024), Algorithm 2, lines 5-6); it does not release a point: a trainer then moves
+    with :math:`\operatorname{Exp}_x(-\alpha(\text{value} + \xi))`, which is post-processing. Draws
+    as :func:`sample_tangent_gaussian`. It is :math:`(\varepsilon, \delta)`-DP when
+    :math:`\lVert H(D) - H(D')\rVert_x \le \Delta` and :math:`\sigma` is calibrated by
+    :func:`gaussian_mechanism_sigma_classical` (:math:`\varepsilon < 1`) or
+    :func:`analytic_gaussian_sigma`.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : array_like
+        Base point.
+    value : array_like
+        The query's value :math:`H(D)`, a tangent vector at ``x``.
+    sigma : float
+        Noise standard deviation, > 0.
+    rng : numpy.random.Generator
+        The caller's random generator.
+    size : int, optional
+        Number of independent releases of the same value (a leading axis of that length).
+
+    Returns
+    -------
+    numpy.ndarray
+        The released tangent vector(s).
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid.
     """
     where = "tangent_gaussian_mechanism"
     M = check_manifold(where, M)
@@ -543,12 +843,31 @@ def tangent_gaussian_mechanism(M, x, value, sigma, rng, size=None):
 
 # ---------------------------------------------------------------------------- calibration
 def gaussian_mechanism_sigma_classical(eps, delta, sensitivity) -> float:
-    r"""sigma = Delta sqrt(2 log(1.25/delta)) / eps (001 Proposition 2; Dwork & Roth Theorem A.1).
+    r"""Classical calibration :math:`\sigma = \Delta\sqrt{2\log(1.25/\delta)}/\varepsilon`, Han et al. (2024), Proposition 2; Dwork and Roth (2014), Theorem A.1.
 
-    The smallest sigma allowed by ``sigma^2 >= 2 log(1.25/delta) Delta^2 / eps^2``. The proof
-    (Dwork & Roth, Appendix A) bounds the privacy loss tail and uses ``eps < 1``; the
-    precondition is enforced (``ValueError`` for eps >= 1): there the bound can fail, see
-    ``proofs_notes/mechanism_calibration.md``. Use :func:`analytic_gaussian_sigma` otherwise.
+    The smallest :math:`\sigma` allowed by :math:`\sigma^2 \ge 2\log(1.25/\delta)\Delta^2/\varepsilon^2`.
+    The proof (Dwork and Roth (2014), Appendix A) bounds the privacy-loss tail and uses
+    :math:`\varepsilon < 1`; the precondition is enforced: above it the bound can fail (proofs note
+    ``mechanism_calibration``). Use :func:`analytic_gaussian_sigma` otherwise.
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\varepsilon`, in :math:`(0, 1)`.
+    delta : float
+        Target :math:`\delta`, in :math:`(0, 1)`.
+    sensitivity : float
+        The query's sensitivity :math:`\Delta`, > 0.
+
+    Returns
+    -------
+    float
+        The noise standard deviation :math:`\sigma`.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is not in :math:`(0, 1)`, ``delta`` not in :math:`(0, 1)` or ``sensitivity`` not > 0.
     """
     where = "gaussian_mechanism_sigma_classical"
     eps = _epsilon(where, eps)
@@ -567,17 +886,37 @@ def gaussian_mechanism_sigma_classical(eps, delta, sensitivity) -> float:
 
 
 def gaussian_delta(eps, sigma, sensitivity) -> float:
-    r"""Exact delta(eps) of the Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+    r"""Exact :math:`\delta(\varepsilon)` of the Gaussian mechanism, Balle and Wang (2018), Theorem 8.
 
-    .. math::  \delta(\varepsilon) = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
-               - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big),
+    .. math::
 
-    the hockey-stick divergence between N(0, sigma^2) and N(Delta, sigma^2); it holds unchanged
-    for the tangent Gaussian because the privacy loss only sees the component of xi along
-    H(D) - H(D'), a N(0, sigma^2) variable (001 proof of Prop. 2). Evaluated as
-    ``Phi(a) * (-expm1(eps + log Phi(b) - log Phi(a)))`` with ``log_ndtr`` so that neither term
-    underflows and the difference keeps its relative accuracy. ``eps = 0`` is allowed (the total
-    variation distance).
+        \delta(\varepsilon) = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+        - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big),
+
+    the hockey-stick divergence between :math:`N(0, \sigma^2)` and :math:`N(\Delta, \sigma^2)`. It
+    holds unchanged for the tangent Gaussian because the privacy loss only sees the component of
+    :math:`\xi` along :math:`H(D) - H(D')`, a :math:`N(0, \sigma^2)` variable (Han et al. (2024),
+    proof of Proposition 2). Evaluated with ``log_ndtr`` so that neither term underflows and the
+    difference keeps its relative accuracy.
+
+    Parameters
+    ----------
+    eps : float
+        :math:`\varepsilon \ge 0` (0 gives the total variation distance).
+    sigma : float
+        Noise standard deviation, > 0.
+    sensitivity : float
+        Sensitivity :math:`\Delta`, > 0.
+
+    Returns
+    -------
+    float
+        :math:`\delta(\varepsilon)`.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is negative or not finite, or ``sigma`` or ``sensitivity`` is not finite and > 0.
     """
     where = "gaussian_delta"
     eps = _epsilon(where, eps, allow_zero=True)
@@ -598,13 +937,34 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
 
 
 def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGMA_RTOL) -> float:
-    r"""Smallest sigma with ``gaussian_delta(eps, sigma, Delta) <= delta`` (Balle & Wang 2018).
+    r"""Smallest :math:`\sigma` with ``gaussian_delta(eps, sigma, sensitivity) <= delta``, Balle and Wang (2018), Theorem 8.
 
-    delta(eps; sigma) decreases strictly in sigma (from 1 at sigma -> 0 to 0 at sigma -> inf), so
-    the answer is found by bracketing (doubling / halving from Delta) and bisection until the
-    bracket ``[lo, hi]`` satisfies ``hi - lo <= rtol * hi``. The upper end ``hi`` is returned: it
-    always satisfies ``gaussian_delta(eps, hi, Delta) <= delta`` as computed, and
-    ``sigma* <= hi <= sigma* (1 + rtol)``. Valid for every eps > 0 (no eps < 1 condition).
+    :math:`\delta(\varepsilon; \sigma)` decreases strictly in :math:`\sigma`, so the answer is found
+    by bracketing (doubling or halving from :math:`\Delta`) and bisection until the bracket
+    :math:`[lo, hi]` satisfies :math:`hi - lo \le \mathrm{rtol}\cdot hi`. The upper end is returned:
+    it satisfies ``gaussian_delta(eps, hi, sensitivity) <= delta`` as computed, and
+    :math:`\sigma^* \le hi \le \sigma^*(1 + \mathrm{rtol})`. Valid for every :math:`\varepsilon > 0`.
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\varepsilon`, > 0.
+    delta : float
+        Target :math:`\delta`, in :math:`(0, 1)`.
+    sensitivity : float
+        Sensitivity :math:`\Delta`, > 0.
+    rtol : float, optional
+        Relative width of the final bracket (default :data:`ANALYTIC_SIGMA_RTOL`).
+
+    Returns
+    -------
+    float
+        The calibrated :math:`\sigma`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     where = "analytic_gaussian_sigma"
     eps = _epsilon(where, eps)
