@@ -1,16 +1,16 @@
-"""The Manifold contract (DESIGN.md section 3) and the input checks every manifold shares.
+"""The Manifold contract and the input checks every manifold shares.
 
 Every manifold in :mod:`prirfed.reference.manifolds` subclasses :class:`Manifold` and provides
 the methods below with exactly these names and argument order (base point first). Outside
 checks rely on the names, so do not rename them.
 
-Validation policy (issue 2, item 4): every public method validates its inputs when
+Validation policy: every public method validates its inputs when
 ``self.validate`` is true (the default). A defect raises ``ValueError`` whose message names the
 method, the defect and its size, e.g. ``"Sphere.exp: x is not on the sphere (| ||x|| - 1 | =
 3.1e-02, tolerance 1.0e-10)"``. Subclasses implement the geometry in the ``_``-prefixed
 defect finders and never silently repair input.
 
-Domains and results (issue 19): an array argument is read by :func:`as_float_array`, which
+Domains and results: an array argument is read by :func:`as_float_array`, which
 accepts real numbers only (float, int and unsigned arrays or sequences of them; complex,
 boolean, string and date arrays are refused rather than converted, since NumPy would drop an
 imaginary part or turn ``True`` and ``"1.5"`` into numbers without a word). Every comparison
@@ -33,17 +33,34 @@ __all__ = ["Manifold", "zeta", "as_float_array", "norm2", "finite_or_raise", "po
 
 
 def zeta(kappa_min: float, D: float) -> float:
-    r"""Curvature constant :math:`\zeta(\kappa_{\min}, D)` of (5.1) in 000 (Zhang & Sra 2016, Lemma 5).
+    r"""Curvature constant :math:`\zeta(\kappa_{\min}, D)` of Huang et al. (2024), eq. (5.1); Zhang and Sra (2016), Lemma 5.
 
     .. math::
 
         \zeta(\kappa, D) = \frac{\sqrt{|\kappa|}\,D}{\tanh(\sqrt{|\kappa|}\,D)} \ \ (\kappa < 0),
         \qquad \zeta = 1 \ \ (\kappa \ge 0).
 
-    The extracted text of 000 prints ``sqrt(|kappa_min| M)``; the trigonometric distance bound
-    it comes from (Lemma A.2 of 000) needs ``sqrt(|kappa_min|) * M`` (see
-    ``proofs_notes/geometry_zeta.md``). ``x / tanh(x)`` is evaluated by its Taylor series
-    ``1 + x^2/3 - x^4/45`` below ``x = 1e-4`` so that it is exact (to rounding) at 0.
+    The extracted text of Huang et al. (2024) prints ``sqrt(|kappa_min| M)``; the trigonometric
+    distance bound it comes from (their Lemma A.2) needs ``sqrt(|kappa_min|) * M`` (proofs note
+    ``geometry_zeta``). :math:`x/\tanh x` is evaluated by its Taylor series
+    :math:`1 + x^2/3 - x^4/45` below :math:`x = 10^{-4}`, so that it is exact (to rounding) at 0.
+
+    Parameters
+    ----------
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    D : float
+        Diameter of the domain, :math:`\ge 0`.
+
+    Returns
+    -------
+    float
+        :math:`\zeta(\kappa_{\min}, D) \ge 1`.
+
+    Raises
+    ------
+    ValueError
+        If ``kappa_min`` or ``D`` is not finite, or ``D < 0``.
     """
     kappa_min = float(kappa_min)
     D = float(D)
@@ -68,11 +85,32 @@ KIND_NAMES = {"b": "boolean", "c": "complex", "U": "string", "S": "bytes", "M": 
 
 
 def as_float_array(where: str, name: str, a, shape: tuple[int, ...]) -> np.ndarray:
-    """Return ``a`` as a float64 array of the given shape, finite, or raise ``ValueError``.
+    """``a`` as a finite float64 array of the given shape (the input check of every manifold method).
 
-    ``where`` is the public function being called (``"Sphere.exp"``), ``name`` the argument.
-    Only real numbers are read: complex input would lose its imaginary part and booleans or
-    strings would become numbers in a silent cast, so their arrays are refused by dtype.
+    Helper, not a paper formula: argument validation. Only real numbers are read: complex input would
+    lose its imaginary part and booleans or strings would become numbers in a silent cast, so their
+    arrays are refused by dtype.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called (``"Sphere.exp"``), named in the error message.
+    name : str
+        The argument's name, named in the error message.
+    a : array_like
+        The value to check.
+    shape : tuple of int
+        The required shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``a`` as a float64 array.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` cannot be read as a float array, has another shape, or has NaN or infinite entries.
     """
     try:
         raw = np.asarray(a)
@@ -148,7 +186,16 @@ def positive_int(where: str, name: str, value) -> int:
 
 
 class Manifold(abc.ABC):
-    """Abstract Riemannian manifold embedded in an ambient array space.
+    """Abstract Riemannian manifold embedded in an ambient array space (the contract of every manifold).
+
+    The methods follow Absil, Mahony and Sepulchre (2008): metric, projection onto the tangent
+    space, Riemannian gradient, exponential and logarithm, distance, transport, retraction and its
+    inverse, with the base point first. Subclasses set the attributes below in their constructor.
+
+    Parameters
+    ----------
+    validate : bool, optional
+        Whether public methods check their inputs (default True).
 
     Attributes
     ----------
@@ -162,7 +209,7 @@ class Manifold(abc.ABC):
         True when :meth:`transp` is the parallel transport along the minimizing geodesic; False
         when it is a documented vector transport (Stiefel).
     validate : bool
-        Whether public methods check their inputs (default True).
+        Whether public methods check their inputs.
     """
 
     dim: int

@@ -36,7 +36,23 @@ __all__ = ["Euclidean"]
 
 
 class Euclidean(Manifold):
-    """R^d with the standard inner product."""
+    r""":math:`\mathbb R^d` with the standard inner product (the flat reference case; Absil, Mahony and Sepulchre (2008), Section 3.6).
+
+    :math:`\operatorname{Exp}_x(v) = x + v`, :math:`\operatorname{Log}_x(y) = y - x`,
+    :math:`\operatorname{dist}(x, y) = \lVert x - y\rVert`, transport is the identity, curvature 0.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, at least 1.
+    validate : bool, optional
+        Check every input (default True).
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive integer.
+    """
 
     exact_transport = True
 

@@ -2,10 +2,10 @@
 
     H^d = {x in R^{d+1} : <x, x>_L = -1, x_0 > 0},   <x, y>_L = x^T y - 2 x_0 y_0,
 
-as in section 6.3 of 000 (which writes x_1 for the first coordinate; the code uses index 0).
+as in section 6.3 of Huang et al. (2024) (which writes x_1 for the first coordinate; the code uses index 0).
 The Riemannian metric at x is the restriction of <., .>_L to T_x = {v : <x, v>_L = 0}.
 
-Numerics (DESIGN.md section 3; derivations and tests in ``proofs_notes/manifold_lorentz.md``).
+Numerics (derivations and tests in the proofs note ``manifold_lorentz``).
 A stored point carries a rounding defect <x, x>_L + 1 of order eps x_0^2 (eps = 2.2e-16); a
 coordinate change of eps x_0 along e_0 is an intrinsic displacement of eps x_0^2. Formulas that
 subtract nearby large vectors turn that defect into errors of order eps x_0^2 / dist, so:
@@ -24,8 +24,8 @@ subtract nearby large vectors turn that defect into errors of order eps x_0^2 / 
   lie on H^d / in T_x to rounding at every radius.
 
 What remains: dist and Log have relative error of about eps x_0 (for the stored space parts);
-tangent vectors at a far point have coordinates up to x_0 ||v||_x and proj outputs up to x_0^2
-|w|, so coordinate-level identities hold to eps x_0^2 and their tolerances scale with x_0^2
+tangent vectors at a far point have coordinates up to ``x_0 ||v||_x`` and proj outputs up to
+``x_0^2 |w|``, so coordinate-level identities hold to eps x_0^2 and their tolerances scale with x_0^2
 (x_0 = cosh(10) = 1.1e4 at radius 10 gives eps x_0^2 = 2.7e-8).
 
 Examples
@@ -77,42 +77,71 @@ X0_MAX = 2.0**500
 
 
 def minkowski_inner(u: np.ndarray, v: np.ndarray) -> float:
-    """Lorentz (Minkowski) inner product <u, v>_L = u^T v - 2 u_0 v_0 of 000 section 6.3.
+    r"""Lorentz (Minkowski) inner product :math:`\langle u, v\rangle_L = u^\top v - 2u_0v_0`, Huang et al. (2024), Section 6.3.
 
-    Evaluated as ``-u_0 v_0 + sum_{i >= 1} u_i v_i`` (the same number, one product fewer).
+    Evaluated as :math:`-u_0v_0 + \sum_{i \ge 1} u_iv_i` (the same number, one product fewer).
+
+    Parameters
+    ----------
+    u, v : numpy.ndarray
+        Vectors of :math:`\mathbb R^{d+1}`, time coordinate first.
+
+    Returns
+    -------
+    float
+        :math:`\langle u, v\rangle_L`.
     """
     return float(-u[0] * v[0] + u[1:] @ v[1:])
 
 
 def time_coordinate(xb: np.ndarray) -> float:
-    """x_0 = sqrt(1 + ||x_bar||^2): the upper-sheet point with space part x_bar."""
+    r"""Time coordinate :math:`x_0 = \sqrt{1 + \lVert\bar x\rVert^2}` of the upper-sheet point with space part :math:`\bar x` (Huang et al. (2024), Section 6.3).
+
+    Parameters
+    ----------
+    xb : numpy.ndarray
+        Space part :math:`\bar x \in \mathbb R^d`.
+
+    Returns
+    -------
+    float
+        :math:`x_0`.
+    """
     return math.sqrt(1.0 + float(xb @ xb))
 
 
 def chord(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """The chord c = y - x of two points read through their space parts, and h = cosh(dist) - 1.
+    r"""The chord :math:`c = y - x` of two points of :math:`H^d` read through their space parts, and :math:`h = \cosh(\operatorname{dist}) - 1` (Huang et al. (2024), Section 6.3; stable forms derived in the proofs note ``manifold_lorentz``).
 
-    Returns ``(c_bar, c_0, h)`` with ``c_0 = y_0 - x_0 = <c_bar, s_bar>/(x_0 + y_0)``, s = x + y (no
-    cancellation), and ``h = -<x, y>_L - 1 = <c, c>_L / 2 = 2 sinh(dist/2)^2 >= 0``, evaluated by
+    :math:`c_0 = y_0 - x_0 = \langle\bar c, \bar s\rangle/(x_0 + y_0)` with :math:`s = x + y` (no
+    cancellation), and :math:`h = -\langle x, y\rangle_L - 1 = \langle c, c\rangle_L/2 = 2\sinh^2(\operatorname{dist}/2) \ge 0`,
+    evaluated
 
-    - the chord form when ``x_0 y_0 - <x_bar, y_bar> - 1 <= 1`` (dist <= 1.3): with
-      rho = c_0/||s_bar|| and c_perp the part of c_bar orthogonal to s_bar,
-      ``<c, c>_L = (||c_perp||^2 + 4 rho^2) / (1 - rho^2)``, a ratio of sums of non-negative terms
-      (|rho| <= tanh(dist/2) < 0.58 here). It follows from ||c_bar||^2 = ||c_perp||^2 + a^2,
-      a = <c_bar, s_bar>/||s_bar|| = rho (x_0 + y_0), c_0 = a ||s_bar||/(x_0 + y_0) and
-      (x_0 + y_0)^2 - ||s_bar||^2 = -<s, s>_L = 4 + <c, c>_L. The plain ||c_bar||^2 - c_0^2 cancels
-      to relative eps x_0^2 for points on one ray, and the printed acosh(-<x, y>_L) loses half
-      the digits (absolute error sqrt(eps) x_0);
-    - otherwise (dist > 1.3) the polar form ``h = (cosh(a - b) - 1) + |x_bar| |y_bar| (1 - cos phi)``
-      with a, b the radii (|x_bar| = sinh a) and phi the angle between x_bar and y_bar:
-      ``cosh(a - b) = x_0 y_0 - |x_bar||y_bar| = (1 + |x_bar|^2 + |y_bar|^2)/(x_0 y_0 + |x_bar||y_bar|)``
-      and ``1 - cos phi = ||x_hat - y_hat||^2 / 2``: non-negative terms, relative error about
-      eps x_0. The plain x_0 y_0 - <x_bar, y_bar> - 1 has absolute error 2 eps x_0 y_0 (dist off by
-      2e-8 for points at radii 10 and 30 on one ray), and the chord form ||c_bar||^2 - c_0^2
-      cancels 17 digits there (test_chord_form_fails_far_out_on_one_ray).
+    - up to distance 1.3 by the chord form
+      :math:`\langle c, c\rangle_L = (\lVert c_\perp\rVert^2 + 4\rho^2)/(1 - \rho^2)`,
+      :math:`\rho = c_0/\lVert\bar s\rVert`, :math:`c_\perp` the part of :math:`\bar c` orthogonal
+      to :math:`\bar s`: a ratio of sums of non-negative terms;
+    - beyond, by the polar form :math:`h = (\cosh(a - b) - 1) + \lVert\bar x\rVert\lVert\bar y\rVert(1 - \cos\varphi)`
+      with :math:`a, b` the radii and :math:`\varphi` the angle between :math:`\bar x` and
+      :math:`\bar y`, again non-negative terms (relative error about :math:`\varepsilon x_0`).
 
-    The switch uses the polar form (absolute error about eps (1 + sqrt(|x_bar||y_bar|)) near the
-    switch), so the choice is robust.
+    The printed :math:`\operatorname{acosh}(-\langle x, y\rangle_L)` loses half the digits near 0, and
+    the plain :math:`\lVert\bar c\rVert^2 - c_0^2` cancels for far points on one ray
+    (``test_chord_form_fails_far_out_on_one_ray``).
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        Points of :math:`H^d` (only their space parts are read).
+
+    Returns
+    -------
+    c_bar : numpy.ndarray
+        Space part of the chord, :math:`\bar y - \bar x`.
+    c_0 : float
+        Time part of the chord.
+    h : float
+        :math:`\cosh(\operatorname{dist}(x, y)) - 1`.
     """
     xb, yb = x[1:], y[1:]
     x0, y0 = time_coordinate(xb), time_coordinate(yb)
@@ -137,14 +166,26 @@ def chord(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float, float]:
 
 
 def tangent_inner(x: np.ndarray, u: np.ndarray, v: np.ndarray) -> float:
-    """<u, v>_L for u, v in T_x, from the space parts only, without cancellation.
+    r"""Metric :math:`\langle u, v\rangle_L` for :math:`u, v \in T_xH^d` from the space parts only, without cancellation (Huang et al. (2024), Section 6.3).
 
-    On T_x, u_0 = <x_bar, u_bar>/x_0 with x_0^2 = 1 + ||x_bar||^2, so
-    ``<u, v>_L = u_bar.v_bar - (x_bar.u_bar)(x_bar.v_bar)/(1 + ||x_bar||^2)``
-    (the metric I - x_bar x_bar^T/(1 + ||x_bar||^2) of the chart x -> x_bar). Splitting
-    u_bar = a_u x_hat + u_perp (x_hat = x_bar/||x_bar||) gives the sum of non-negative parts
-    ``u_perp.v_perp + a_u a_v / (1 + ||x_bar||^2)``: the printed u^T v - 2 u_0 v_0 cancels two
-    terms of size x_0^2 ||u|| ||v|| at a far point and loses eps x_0^2 relative accuracy.
+    On :math:`T_x`, :math:`u_0 = \langle\bar x, \bar u\rangle/x_0`, so
+    :math:`\langle u, v\rangle_L = \bar u\cdot\bar v - (\bar x\cdot\bar u)(\bar x\cdot\bar v)/(1 + \lVert\bar x\rVert^2)`.
+    Splitting :math:`\bar u = a_u\hat x + u_\perp` gives the sum of non-negative parts
+    :math:`u_\perp\cdot v_\perp + a_ua_v/(1 + \lVert\bar x\rVert^2)`; the printed
+    :math:`u^\top v - 2u_0v_0` cancels two terms of size :math:`x_0^2\lVert u\rVert\lVert v\rVert`
+    at a far point.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Base point.
+    u, v : numpy.ndarray
+        Tangent vectors at ``x``.
+
+    Returns
+    -------
+    float
+        :math:`\langle u, v\rangle_L`.
     """
     xb, ub, vb = x[1:], u[1:], v[1:]
     n2 = float(xb @ xb)
@@ -173,9 +214,19 @@ def tangent_norm(x: np.ndarray, v: np.ndarray) -> float:
 
 
 def sinhc(t: float) -> float:
-    """sinh(t)/t, the coefficient of v in Exp_x(v) (000 section 6.3); 1 at t = 0.
+    r""":math:`\sinh(t)/t`, the coefficient of :math:`v` in :math:`\operatorname{Exp}_x(v)`, Huang et al. (2024), Section 6.3; 1 at :math:`t = 0`.
 
-    Series ``1 + t^2/6 + t^4/120`` below 1e-4 (truncation < t^6/5040 < 2e-28).
+    Taylor series :math:`1 + t^2/6 + t^4/120` below :math:`10^{-4}` (truncation below :math:`t^6/5040 < 2\cdot10^{-28}`).
+
+    Parameters
+    ----------
+    t : float
+        The argument.
+
+    Returns
+    -------
+    float
+        :math:`\sinh(t)/t`.
     """
     t = abs(float(t))
     if t < SERIES_THRESHOLD:
@@ -185,9 +236,20 @@ def sinhc(t: float) -> float:
 
 
 def t_over_sinh(t: float) -> float:
-    """t/sinh(t), the coefficient of the Log map (000 section 6.3); 1 at t = 0.
+    r""":math:`t/\sinh(t)`, the coefficient of the logarithm map, Huang et al. (2024), Section 6.3; 1 at :math:`t = 0`.
 
-    Series ``1 - t^2/6 + 7 t^4/360`` below 1e-4 (truncation < 31 t^6/15120 < 3e-27).
+    Taylor series :math:`1 - t^2/6 + 7t^4/360` below :math:`10^{-4}` (truncation below
+    :math:`31t^6/15120 < 3\cdot10^{-27}`).
+
+    Parameters
+    ----------
+    t : float
+        The argument.
+
+    Returns
+    -------
+    float
+        :math:`t/\sinh(t)`.
     """
     t = abs(float(t))
     if t < SERIES_THRESHOLD:
@@ -197,29 +259,40 @@ def t_over_sinh(t: float) -> float:
 
 
 def chord_to_dist(q: float) -> float:
-    """Geodesic distance from the Minkowski square of the chord, q = <x-y, x-y>_L.
+    r"""Geodesic distance from the Minkowski square of the chord, :math:`q = \langle x - y, x - y\rangle_L` (Huang et al. (2024), Section 6.3).
 
-    On H^d, ``q = -2 - 2 <x, y>_L = 2 (cosh(theta) - 1) = 4 sinh(theta/2)^2``, hence
-    ``theta = 2 asinh(sqrt(q)/2)``; q < 0 can only come from rounding and is read as 0.
+    On :math:`H^d`, :math:`q = -2 - 2\langle x, y\rangle_L = 2(\cosh\theta - 1) = 4\sinh^2(\theta/2)`,
+    hence :math:`\theta = 2\operatorname{asinh}(\sqrt q/2)`; :math:`q < 0` can only come from
+    rounding and is read as 0.
+
+    Parameters
+    ----------
+    q : float
+        The Minkowski square of the chord.
+
+    Returns
+    -------
+    float
+        :math:`\operatorname{dist}(x, y)`.
     """
     return 2.0 * math.asinh(0.5 * math.sqrt(max(0.0, q)))
 
 
 class Lorentz(Manifold):
-    """Hyperbolic space H^d in the hyperboloid model, curvature -1 (000 section 6.3).
+    r"""Hyperbolic space :math:`H^d` in the hyperboloid model, curvature :math:`-1`, Huang et al. (2024), Section 6.3.
 
     Parameters
     ----------
     d : int
-        Intrinsic dimension; points live in R^{d+1}.
-    validate : bool
+        Intrinsic dimension; points live in :math:`\mathbb R^{d+1}`.
+    validate : bool, optional
         Check every input (default True).
-    tol : float
+    tol : float, optional
         Relative tolerance of the membership checks: a point needs
-        ``|<x, x>_L + 1| <= tol * x_0^2`` and ``x_0 > 0``; a tangent vector needs
-        ``|<x, v>_L| <= tol * x_0 * ||v||_2 + 64 eps x_0^2``.
+        :math:`|\langle x, x\rangle_L + 1| \le` ``tol`` :math:`\cdot x_0^2` and :math:`x_0 > 0`; a
+        tangent vector needs :math:`|\langle x, v\rangle_L| \le` ``tol`` :math:`\cdot x_0\lVert v\rVert_2 + 64\,\epsilon\, x_0^2` (:math:`\epsilon` the machine epsilon).
 
-    Domain (issue 19; ``proofs_notes/manifold_lorentz.md``): points with ``0 < x_0 <= X0_MAX =
+    Domain (``proofs_notes/manifold_lorentz.md``): points with ``0 < x_0 <= X0_MAX =
     2^500`` (about distance 347 from the origin) that pass the membership check; tangent vectors
     that pass theirs. ``exp`` refuses ``||v||_L > 700`` (cosh overflows) and results beyond the
     domain (``x_0 > X0_MAX``); every other method returns finite results or raises.
@@ -275,7 +348,7 @@ class Lorentz(Manifold):
 
     # ------------------------------------------------------------------ metric
     def inner(self, x, u, v):
-        """Riemannian metric <u, v>_x = <u, v>_L (000 section 6.3), by :func:`tangent_inner`."""
+        """Riemannian metric <u, v>_x = <u, v>_L (Huang et al. (2024) section 6.3), by :func:`tangent_inner`."""
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
@@ -312,7 +385,7 @@ class Lorentz(Manifold):
 
     # ------------------------------------------------------------------ exp / log / dist
     def exp(self, x, v):
-        """Exp_x(v) = cosh(t) x + (sinh(t)/t) v, t = ||v||_L (000 section 6.3).
+        """Exp_x(v) = cosh(t) x + (sinh(t)/t) v, t = ||v||_L (Huang et al. (2024) section 6.3).
 
         t comes from :func:`tangent_inner` (the space parts of x and v), the space part of the
         result is the formula's, and its time coordinate is sqrt(1 + ||y_bar||^2): all three use
@@ -337,7 +410,7 @@ class Lorentz(Manifold):
         return y
 
     def log(self, x, y):
-        """Log_x(y) = (theta / sinh theta) (y + <x, y>_L x), theta = dist(x, y) (000 section 6.3).
+        """Log_x(y) = (theta / sinh theta) (y + <x, y>_L x), theta = dist(x, y) (Huang et al. (2024) section 6.3).
 
         On H^d, <x, y>_L = -1 - h with h = cosh(theta) - 1 (:func:`chord`), so the space part of
         y + <x, y>_L x is ``c_bar - h x_bar`` with c = y - x: no difference of two large vectors
@@ -352,7 +425,7 @@ class Lorentz(Manifold):
         return self._out("log", v)
 
     def dist(self, x, y):
-        """dist(x, y) = 2 asinh(sqrt(<y-x, y-x>_L)/2) (= acosh(-<x, y>_L) of 000 section 6.3).
+        """dist(x, y) = 2 asinh(sqrt(<y-x, y-x>_L)/2) (= acosh(-<x, y>_L) of Huang et al. (2024) section 6.3).
 
         <y-x, y-x>_L = 2h with h = cosh(dist) - 1 from :func:`chord` (chord form when close,
         -<x, y>_L - 1 when dist > 1.3).

@@ -1,11 +1,12 @@
-"""Lorentz-model formulas vectorised over rows (batches of points), the same stable forms as
-:class:`prirfed.reference.manifolds.lorentz.Lorentz` (000 section 6.3: <x, y>_L = x^T y - 2 x_0 y_0).
+r"""Lorentz-model formulas vectorised over rows (batches of points), the same stable forms as
+:class:`prirfed.reference.manifolds.lorentz.Lorentz` (Huang et al. (2024), Section 6.3:
+:math:`\langle x, y\rangle_L = x^\top y - 2x_0y_0`).
 
 For code that needs thousands of distances at once (training the WordNet embedding of
 :mod:`prirfed.reference.data.wordnet`, the batched HSP objective of
-:class:`prirfed.verified.problems.cached.BatchedHSP`): ``U``, ``V`` are arrays of points on H^d
-along the last axis, broadcast against each other. Checked point by point against the Lorentz
-class in ``tests/data/test_data_wordnet.py``.
+:class:`prirfed.verified.problems.cached.BatchedHSP`): ``U``, ``V`` are arrays of points on
+:math:`H^d` along the last axis, broadcast against each other. Checked point by point against
+the Lorentz class in ``tests/data/test_data_wordnet.py``.
 """
 
 from __future__ import annotations
@@ -16,15 +17,38 @@ __all__ = ["inner_rows", "dist_rows", "grad_dist_rows", "exp_rows"]
 
 
 def inner_rows(U, V):
-    """Row-wise ⟨u, v⟩_L = uᵀv − 2 u₀v₀ (000 §6.3)."""
+    r"""Row-wise :math:`\langle u, v\rangle_L = u^\top v - 2u_0v_0`, Huang et al. (2024), Section 6.3.
+
+    Parameters
+    ----------
+    U, V : numpy.ndarray
+        Points (or vectors) along the last axis, broadcast against each other.
+
+    Returns
+    -------
+    numpy.ndarray
+        The inner products, one per row.
+    """
     return np.sum(U * V, axis=-1) - 2.0 * U[..., 0] * V[..., 0]
 
 
 def dist_rows(U, V):
-    """Row-wise dist = 2 asinh(½ √q), q = ⟨v − u, v − u⟩_L (= acosh(−⟨u, v⟩_L), without its cancellation at 0).
+    r"""Row-wise distance :math:`2\operatorname{asinh}(\tfrac12\sqrt q)`, :math:`q = \langle v - u, v - u\rangle_L`, Huang et al. (2024), Section 6.3.
 
-    As in :func:`prirfed.reference.manifolds.lorentz.chord`, the chord is read through the space
-    parts: ``c̄ = v̄ − ū``, ``c₀ = ⟨c̄, ū + v̄⟩ / (u₀ + v₀)`` with ``u₀ = √(1 + ‖ū‖²)``, ``q = ‖c̄‖² − c₀²``.
+    Equal to :math:`\operatorname{acosh}(-\langle u, v\rangle_L)` without its cancellation at 0. As
+    in :func:`prirfed.reference.manifolds.lorentz.chord`, the chord is read through the space parts:
+    :math:`\bar c = \bar v - \bar u`, :math:`c_0 = \langle\bar c, \bar u + \bar v\rangle/(u_0 + v_0)`
+    with :math:`u_0 = \sqrt{1 + \lVert\bar u\rVert^2}`, :math:`q = \lVert\bar c\rVert^2 - c_0^2`.
+
+    Parameters
+    ----------
+    U, V : numpy.ndarray
+        Points of :math:`H^d` along the last axis.
+
+    Returns
+    -------
+    numpy.ndarray
+        The distances, one per row.
     """
     ub, vb = U[..., 1:], V[..., 1:]
     cb = vb - ub
@@ -36,11 +60,22 @@ def dist_rows(U, V):
 
 
 def grad_dist_rows(U, V, d):
-    """Riemannian gradient of ``u ↦ dist(u, v)``: ``−Log_u(v)/d = −(v − cosh(d) u)/sinh(d)``.
+    r"""Riemannian gradient of :math:`u \mapsto \operatorname{dist}(u, v)`: :math:`-\operatorname{Log}_u(v)/d = -(v - \cosh(d)u)/\sinh(d)` (Huang et al. (2024), Section 6.3).
 
-    Written ``−((v − u) − 2 sinh²(d/2) u)/sinh(d)`` (no cancellation as ``v → u``), with the chord
-    ``c = v − u`` read through the space parts as in :func:`dist_rows` (``c₀ = ⟨c̄, ū + v̄⟩/(u₀ + v₀)``,
-    ``u₀ = √(1 + ‖ū‖²)``); zero at ``d = 0``.
+    Written :math:`-((v - u) - 2\sinh^2(d/2)u)/\sinh(d)` (no cancellation as :math:`v \to u`), with
+    the chord read through the space parts as in :func:`dist_rows`; zero at :math:`d = 0`.
+
+    Parameters
+    ----------
+    U, V : numpy.ndarray
+        Points of :math:`H^d` along the last axis.
+    d : numpy.ndarray
+        Their distances (``dist_rows(U, V)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradients, tangent at the rows of ``U``.
     """
     ub, vb = U[..., 1:], V[..., 1:]
     u0 = np.sqrt(1.0 + np.sum(ub * ub, axis=-1))
@@ -54,7 +89,22 @@ def grad_dist_rows(U, V, d):
 
 
 def exp_rows(X, V):
-    """Row-wise Exp_x(v) = cosh(t) x + sinh(t)/t v, t = ‖v‖_L, then x₀ reset to √(1 + ‖x̄‖²)."""
+    r"""Row-wise :math:`\operatorname{Exp}_x(v) = \cosh(t)x + \sinh(t)/t\,v`, :math:`t = \lVert v\rVert_L`, Huang et al. (2024), Section 6.3.
+
+    The time coordinate of the result is then reset to :math:`\sqrt{1 + \lVert\bar x\rVert^2}`.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Points of :math:`H^d` along the last axis.
+    V : numpy.ndarray
+        Tangent vectors at those points.
+
+    Returns
+    -------
+    numpy.ndarray
+        The points :math:`\operatorname{Exp}_x(v)`.
+    """
     t = np.sqrt(np.maximum(inner_rows(V, V), 0.0))
     sinhc = np.where(t > 1e-8, np.sinh(t) / np.where(t > 0, t, 1.0), 1.0 + t * t / 6.0)
     Y = np.cosh(t)[:, None] * X + sinhc[:, None] * V

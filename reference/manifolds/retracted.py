@@ -1,10 +1,10 @@
 """A manifold seen through its retraction: Exp := retr and Log := inv_retr.
 
-002 ran its Stiefel experiments this way ("we adopted the projection-like retraction and its
-inverse to approximate the exponential and the logarithm mappings"), because the Riemannian
-logarithm of the Stiefel manifold has no closed form. Trainers take ``maps="retraction"`` and
-wrap the problem's manifold in :class:`Retracted`; every other method (metric, distance,
-transport, basis, checks) is the underlying manifold's own.
+Li and Ma (2023) ran their Stiefel experiments this way ("we adopted the projection-like
+retraction and its inverse to approximate the exponential and the logarithm mappings"), because
+the Riemannian logarithm of the Stiefel manifold has no closed form. Trainers take
+``maps="retraction"`` and wrap the problem's manifold in :class:`Retracted`; every other method
+(metric, distance, transport, basis, checks) is the underlying manifold's own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,18 @@ __all__ = ["Retracted", "geometry"]
 
 
 class Retracted(Manifold):
-    """``base`` with ``exp``/``log`` replaced by ``base.retr``/``base.inv_retr``."""
+    """``base`` with ``exp``/``log`` replaced by ``base.retr``/``base.inv_retr``, as Li and Ma (2023), Section 5, ran their Stiefel experiments.
+
+    Parameters
+    ----------
+    base : Manifold
+        The manifold whose retraction stands in for the exponential map.
+
+    Raises
+    ------
+    ValueError
+        If ``base`` is not a prirfed manifold.
+    """
 
     def __init__(self, base: Manifold):
         if not isinstance(base, Manifold):
@@ -83,8 +94,27 @@ class Retracted(Manifold):
 
 
 def geometry(M: Manifold, maps: str, where: str = "geometry") -> Manifold:
-    """``M`` itself for ``maps="exp"``, ``Retracted(M)`` for ``maps="retraction"``; any other value
-    raises ``ValueError`` naming ``where`` (the trainer that asked)."""
+    """The geometry a trainer moves with: ``M`` itself for ``maps="exp"``, ``Retracted(M)`` for ``maps="retraction"`` (Li and Ma (2023), Section 5).
+
+    Parameters
+    ----------
+    M : Manifold
+        The problem's manifold.
+    maps : {"exp", "retraction"}
+        Exponential and logarithm, or the retraction and its inverse in their place.
+    where : str, optional
+        The trainer that asked, named in the error message.
+
+    Returns
+    -------
+    Manifold
+        ``M`` or its :class:`Retracted` view.
+
+    Raises
+    ------
+    ValueError
+        If ``maps`` is neither.
+    """
     if isinstance(maps, str) and maps == "exp":
         return M
     if isinstance(maps, str) and maps == "retraction":

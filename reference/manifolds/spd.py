@@ -1,11 +1,11 @@
 """SPD(n): symmetric positive definite n x n matrices with the affine-invariant metric.
 
-Sources: 000 section 6.2 (metric, tangent space, Exp, the Frechet-mean gradient), 001 section 5.2
+Sources: Huang et al. (2024) section 6.2 (metric, tangent space, Exp, the Frechet-mean gradient), Han et al. (2024) section 5.2
 (the same formulas, Riemannian gradient ``W grad F W``), Bhatia, *Positive Definite Matrices*
 (2007) ch. 6, Pennec et al. (2006). Derivations, the test checking each formula and the errata
 of the papers are in ``proofs_notes/manifold_spd.md``.
 
-Numerics (DESIGN.md section 3):
+Numerics:
 
 - one ``eigh`` of X gives both X^{1/2} and X^{-1/2};
 - functions of symmetric matrices (expm, logm, sqrtm) go through ``eigh`` of a symmetrised
@@ -53,8 +53,19 @@ SYMMETRY_RTOL = 1e-10  # relative symmetry defect accepted by check_point / chec
 
 
 def sym(A: np.ndarray) -> np.ndarray:
-    """Symmetric part sym(A) = (A + A^T)/2 (orthogonal projection onto symmetric matrices),
-    evaluated as A/2 + A^T/2: the same numbers (halving is exact) without overflow of A + A^T."""
+    r"""Symmetric part :math:`\operatorname{sym}(A) = (A + A^\top)/2`, the orthogonal projection onto symmetric matrices (Bhatia (2007), Chapter 6).
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        A square matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`(A + A^\top)/2`, evaluated as :math:`A/2 + A^\top/2` (the same numbers, halving
+        is exact) without overflow of :math:`A + A^\top`.
+    """
     return 0.5 * A + 0.5 * A.T
 
 
@@ -70,7 +81,23 @@ def _eigh(A: np.ndarray):
 
 
 def sqrtm_and_invsqrtm(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """X^{1/2} = Q diag(sqrt w) Q^T and X^{-1/2} = Q diag(1/sqrt w) Q^T from ONE eigh X = Q diag(w) Q^T."""
+    r""":math:`X^{1/2}` and :math:`X^{-1/2}` from one eigendecomposition :math:`X = Q\,\mathrm{diag}(w)\,Q^\top` (Bhatia (2007), Chapter 6).
+
+    :math:`X^{1/2} = Q\,\mathrm{diag}(\sqrt w)\,Q^\top`, :math:`X^{-1/2} = Q\,\mathrm{diag}(1/\sqrt w)\,Q^\top`,
+    both symmetrised.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        A symmetric positive definite matrix (not checked: the callers have checked it).
+
+    Returns
+    -------
+    X_half : numpy.ndarray
+        :math:`X^{1/2}`.
+    X_inv_half : numpy.ndarray
+        :math:`X^{-1/2}`.
+    """
     w, Q = _eigh(X)
     r = np.sqrt(w)
     X_half = sym((Q * r) @ Q.T)
@@ -84,8 +111,27 @@ def _congruence_eigh(X_minus_half: np.ndarray, D: np.ndarray) -> tuple[np.ndarra
 
 
 def spd_random_point(n: int, rng: np.random.Generator, scale: float = 0.5) -> np.ndarray:
-    """expm(S) with S = scale * sym(G), G an n x n standard Gaussian matrix (condition number
-    exp(scale * spread of sym(G)), about e^{2.1} for n = 9 and scale 0.5)."""
+    r"""A random SPD matrix :math:`\exp(S)`, :math:`S = \text{scale}\cdot\operatorname{sym}(G)` with :math:`G` an :math:`n\times n` standard Gaussian matrix.
+
+    Helper, not a paper formula: test and example data.
+
+    The condition number is :math:`\exp(\text{scale}\cdot\text{spread of the eigenvalues of }\operatorname{sym}(G))`,
+    about :math:`e^{2.1}` for :math:`n = 9` and scale 0.5.
+
+    Parameters
+    ----------
+    n : int
+        Matrix size.
+    rng : numpy.random.Generator
+        The caller's random generator (one call ``standard_normal((n, n))``).
+    scale : float, optional
+        Spread of the log-eigenvalues (default 0.5).
+
+    Returns
+    -------
+    numpy.ndarray
+        An SPD matrix, shape ``(n, n)``.
+    """
     G = rng.standard_normal((n, n))
     s, P = np.linalg.eigh(scale * sym(G))
     C = P * np.exp(0.5 * s)
@@ -156,22 +202,36 @@ def _lambda_min(A: np.ndarray) -> float:
 
 
 class SPD(Manifold):
-    """SPD(n) with <U, V>_X = tr(X^{-1} U X^{-1} V) (000 section 6.2, 001 section 5.2).
+    r"""SPD(n) with the affine-invariant metric :math:`\langle U, V\rangle_X = \operatorname{tr}(X^{-1}UX^{-1}V)`; Huang et al. (2024), Section 6.2; Han et al. (2024), Section 5.2.
 
-    dim = n(n+1)/2, ambient_shape = (n, n). Sectional curvature lies in [-1/2, 0] for n >= 2
-    (both ends attained); SPD(1) is one-dimensional, hence flat: ``curvature_bounds = (0, 0)``.
-    A Hadamard manifold: complete, simply connected, non-positively curved, so Exp_X is a
-    global diffeomorphism and the injectivity radius is infinite.
+    ``dim = n(n+1)/2``, ``ambient_shape = (n, n)``. Sectional curvature lies in
+    :math:`[-1/2, 0]` for :math:`n \ge 2` (both ends attained); SPD(1) is one-dimensional, hence
+    flat: ``curvature_bounds = (0, 0)``. A Hadamard manifold (complete, simply connected,
+    non-positively curved), so :math:`\operatorname{Exp}_X` is a global diffeomorphism and the
+    injectivity radius is infinite (Bhatia (2007), Chapter 6).
 
-    ``retr`` is the second-order retraction R_X(V) = X + V + 1/2 V X^{-1} V and ``inv_retr`` its
-    inverse on {Y : 2Y - X positive definite} (see :meth:`inv_retr`).
+    ``retr`` is the second-order retraction :math:`R_X(V) = X + V + \tfrac12 VX^{-1}V` and
+    ``inv_retr`` its inverse on :math:`\{Y : 2Y - X \succ 0\}` (see :meth:`inv_retr`).
 
-    Domain (issue 19; ``proofs_notes/manifold_spd.md``): points are finite real symmetric matrices
+
+    Domain (``proofs_notes/manifold_spd.md``): points are finite real symmetric matrices
     (relative symmetry defect <= 1e-10) whose smallest eigenvalue (``eigvalsh``) is > 0; tangent
     vectors are finite symmetric matrices. Results that are points (``exp``, ``retr``) must pass the
     test with a margin (lambda_min > 64 n eps lambda_max, :data:`PD_MARGIN`), so ``exp``/``retr`` raise
     ``ValueError`` when their result is not positive definite to working accuracy (condition number
     beyond about 1/(64 n eps)), underflows or overflows; every other result is finite or raises.
+
+    Parameters
+    ----------
+    n : int
+        Matrix size, at least 1.
+    validate : bool, optional
+        Check every input (default True).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer.
     """
 
     exact_transport = True
@@ -210,7 +270,7 @@ class SPD(Manifold):
 
     # ------------------------------------------------------------------ metric
     def inner(self, x, u, v):
-        """<U, V>_X = tr(X^{-1} U X^{-1} V) (000 section 6.2), computed as the Frobenius
+        """<U, V>_X = tr(X^{-1} U X^{-1} V) (Huang et al. (2024) section 6.2), computed as the Frobenius
         product of the symmetric matrices X^{-1/2} U X^{-1/2} and X^{-1/2} V X^{-1/2}."""
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
@@ -236,14 +296,14 @@ class SPD(Manifold):
         return sym(w)  # finite: sym is evaluated as W/2 + W^T/2
 
     def egrad2rgrad(self, x, g):
-        """grad f(X) = X sym(G) X (001 section 5.2: 'grad F(W) = W nabla F(W) W')."""
+        """grad f(X) = X sym(G) X (Han et al. (2024) section 5.2: 'grad F(W) = W nabla F(W) W')."""
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
         return finite_or_raise(self._where("egrad2rgrad"), sym(x @ sym(g) @ x))
 
     # ------------------------------------------------------------------ geodesics
     def exp(self, x, v):
-        """Exp_X(V) = X^{1/2} expm(X^{-1/2} V X^{-1/2}) X^{1/2} (000 section 6.2).
+        """Exp_X(V) = X^{1/2} expm(X^{-1/2} V X^{-1/2}) X^{1/2} (Huang et al. (2024) section 6.2).
 
         With X^{-1/2} V X^{-1/2} = P diag(s) P^T the result is C C^T, C = X^{1/2} P diag(e^{s/2}):
         symmetric and positive definite in exact arithmetic. Raises ValueError when an eigenvalue of
@@ -288,7 +348,7 @@ class SPD(Manifold):
         return R, L, mu, log_mu, P
 
     def log(self, x, y):
-        """Log_X(Y) = X^{1/2} logm(X^{-1/2} Y X^{-1/2}) X^{1/2} (inverse of Exp; 000 section 6.2).
+        """Log_X(Y) = X^{1/2} logm(X^{-1/2} Y X^{-1/2}) X^{1/2} (inverse of Exp; Huang et al. (2024) section 6.2).
 
         logm(M) = P diag(log mu) P^T, M = X^{-1/2} Y X^{-1/2} = P diag(mu) P^T, with log mu = log1p(nu)
         from M - I = X^{-1/2}(Y - X)X^{-1/2} = P diag(nu) P^T (see _generalised_eigh)."""
@@ -300,7 +360,7 @@ class SPD(Manifold):
 
     def dist(self, x, y):
         """dist(X, Y) = ||logm(X^{-1/2} Y X^{-1/2})||_F = sqrt(sum_i log^2 mu_i), mu_i the
-        generalised eigenvalues of (Y, X) (000 (6.2), 001 (3)); log mu_i as in _generalised_eigh."""
+        generalised eigenvalues of (Y, X) (Huang et al. (2024) (6.2), Han et al. (2024) (3)); log mu_i as in _generalised_eigh."""
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
         _, _, _, log_mu, _ = self._generalised_eigh("dist", x, y)

@@ -1,11 +1,11 @@
 """The unit sphere S^d = {x in R^{d+1} : ||x||_2 = 1} with the induced (Euclidean) metric.
 
-Sources: 000 section 6.1 (metric, Exp), 001 section 5.1 (tangent space, Riemannian gradient
-(I - x x^T) grad F), 004 slides "Exponential and logarithm mapping" (Log with arccos), Absil,
+Sources: Huang et al. (2024) section 6.1 (metric, Exp), Han et al. (2024) section 5.1 (tangent space, Riemannian gradient
+(I - x x^T) grad F), Sutti (2022) slides "Exponential and logarithm mapping" (Log with arccos), Absil,
 Mahony & Sepulchre (2008) section 4.1 (projective retraction). Derivations, the numerically
 stable forms used below and the errata are in ``proofs_notes/manifold_sphere.md``.
 
-Numerics (DESIGN.md section 3, each one a test in tests/manifolds/test_sphere.py):
+Numerics (each one a test in ``tests/manifolds/test_sphere.py``):
 
 - ``dist = 2 atan2(||x - y||, ||x + y||)``: relative accuracy at tiny angles and absolute
   accuracy near pi (``arccos(x^T y)`` returns 0 below about 1e-8 and loses half the digits).
@@ -63,12 +63,22 @@ ANTIPODAL_TOL = math.sqrt(np.finfo(np.float64).eps)  # 1.49e-8
 
 
 def sinc(t: float) -> float:
-    r"""sinc(t) = sin(t)/t with sinc(0) = 1, for the exponential map of 000 section 6.1.
+    r""":math:`\operatorname{sinc}(t) = \sin(t)/t` with :math:`\operatorname{sinc}(0) = 1`, for the exponential map of Huang et al. (2024), Section 6.1.
 
-    ``sin(t)/t`` has no cancellation for t > 0 (both roundings are relative), so it is used
-    above :data:`SINC_SERIES_THRESHOLD`; below, the Taylor series ``1 - t^2/6 + t^4/120`` removes
-    the 0/0 at t = 0. Accuracy (mpmath, 50 digits) is checked by
+    ``sin(t)/t`` has no cancellation for :math:`t > 0` (both roundings are relative), so it is used
+    above :data:`SINC_SERIES_THRESHOLD`; below, the Taylor series :math:`1 - t^2/6 + t^4/120`
+    removes the 0/0 at :math:`t = 0`. Accuracy (mpmath, 50 digits) is checked by
     ``tests/manifolds/test_sphere.py::test_sinc_against_mpmath``.
+
+    Parameters
+    ----------
+    t : float
+        The argument (its absolute value is used: sinc is even).
+
+    Returns
+    -------
+    float
+        :math:`\sin(t)/t`.
     """
     t = abs(float(t))
     if t < SINC_SERIES_THRESHOLD:
@@ -78,23 +88,36 @@ def sinc(t: float) -> float:
 
 
 class Sphere(Manifold):
-    """S^d in R^{d+1}: ``dim = d``, ``ambient_shape = (d + 1,)``, sectional curvature 1.
+    r"""The unit sphere :math:`S^d \subset \mathbb R^{d+1}`, sectional curvature 1; Huang et al. (2024), Section 6.1; Han et al. (2024), Section 5.1.
 
-    Point and tangent tolerances scale with the dimension: ``tol = max(1e-10, 1000 (d+1) eps)``
-    (a (d+1)-term dot product carries at most (d+1) eps relative rounding). A point needs
-    ``| ||x|| - 1 | <= tol``; a tangent vector ``|x^T v| <= tol * max(1, ||v||)``.
+    ``dim = d``, ``ambient_shape = (d + 1,)``. Point and tangent tolerances scale with the
+    dimension: ``tol = max(1e-10, 1000 (d+1) eps)`` (a (d+1)-term dot product carries at most
+    (d+1) eps relative rounding). A point needs :math:`|\lVert x\rVert - 1| \le` ``tol``; a tangent
+    vector :math:`|x^\top v| \le` ``tol`` :math:`\cdot \max(1, \lVert v\rVert)`.
 
-    Domain (issue 19; ``proofs_notes/manifold_sphere.md``): points and tangent vectors are finite
+    Domain (``proofs_notes/manifold_sphere.md``): points and tangent vectors are finite
     real arrays of shape (d + 1,) passing the checks above; ``exp`` also needs
     ``||v|| < EXP_MAX_STEP = 2^52`` (beyond, no float64 input determines the endpoint); ``retr``
     needs ``||x + v||`` to be a float64 (< 1.8e308); ``log``/``transp`` refuse antipodal pairs and
     ``inv_retr`` points outside the open hemisphere. Every result is finite (else ``ValueError``);
     norms do not overflow before the norm itself does.
 
-    The retraction is the projective one, ``R_x(v) = (x + v)/||x + v||`` (what Manopt's
-    ``spherefactory`` uses and what 001's DP-PGD step does); its inverse
-    ``R_x^{-1}(y) = y/(x^T y) - x`` exists on the open hemisphere ``x^T y > 0``. The algorithms of
-    000/001/002 are written with Exp, which :meth:`exp` provides.
+    The retraction is the projective one, :math:`R_x(v) = (x + v)/\lVert x + v\rVert` (Absil,
+    Mahony and Sepulchre (2008), Section 4.1; the DP-PGD step of Han et al. (2024)); its inverse
+    :math:`R_x^{-1}(y) = y/(x^\top y) - x` exists on the open hemisphere :math:`x^\top y > 0`. The
+    papers' algorithms are written with Exp, which :meth:`exp` provides.
+
+    Parameters
+    ----------
+    d : int
+        Intrinsic dimension, at least 1 (points live in :math:`\mathbb R^{d+1}`).
+    validate : bool, optional
+        Check every input (default True).
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a positive integer.
     """
 
     exact_transport = True
@@ -148,7 +171,7 @@ class Sphere(Manifold):
 
     # ------------------------------------------------------------------ metric
     def inner(self, x, u, v):
-        """<u, v>_x = u^T v (induced metric; 000 section 6.1, 001 section 5.1)."""
+        """<u, v>_x = u^T v (induced metric; Huang et al. (2024) section 6.1, Han et al. (2024) section 5.1)."""
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
@@ -162,14 +185,14 @@ class Sphere(Manifold):
         return self._out("norm", norm2(u))
 
     def proj(self, x, w):
-        """P_x w = (I - x x^T) w = w - (x^T w) x (001 section 5.1; 004 slides P_x)."""
+        """P_x w = (I - x x^T) w = w - (x^T w) x (Han et al. (2024) section 5.1; Sutti (2022) slides P_x)."""
         x = self._pt("proj", x)
         w = self._amb("proj", w)
         with np.errstate(over="ignore", invalid="ignore"):
             return self._out("proj", w - (x @ w) * x)
 
     def egrad2rgrad(self, x, g):
-        """grad f(x) = (I - x x^T) nabla f(x) (001 section 5.1): the projection of the Euclidean gradient."""
+        """grad f(x) = (I - x x^T) nabla f(x) (Han et al. (2024) section 5.1): the projection of the Euclidean gradient."""
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
         with np.errstate(over="ignore", invalid="ignore"):
@@ -177,13 +200,13 @@ class Sphere(Manifold):
 
     # ------------------------------------------------------------------ geodesics
     def exp(self, x, v):
-        """Exp_x(v) = cos(||v||) x + sin(||v||)/||v|| v (000 section 6.1, 001 section 5.1), with
+        """Exp_x(v) = cos(||v||) x + sin(||v||)/||v|| v (Huang et al. (2024) section 6.1, Han et al. (2024) section 5.1), with
         sin(t)/t evaluated by :func:`sinc` so that Exp_x(0) = x exactly (the printed form is 0/0).
 
         The result is divided by its norm (a change of O(eps) when x is a unit vector and v is
         tangent). Without it, iterated gradient steps drift off the sphere geometrically: a gradient
         formula that is tangent only when ||x|| = 1 (sphere PCA's -2c a (z - a x)) amplifies the
-        rounding error of ||x|| by a constant factor per step (1.28 per round at 000 Fig. 1's step
+        rounding error of ||x|| by a constant factor per step (1.28 per round at Huang et al. (2024) Fig. 1's step
         1/(2 L_g), from 2e-16 to 1.4e-6 in 100 rounds), found by the verified-trainer benchmark;
         ``test_exp_keeps_iterated_gradient_steps_on_the_sphere``.
 
@@ -210,7 +233,7 @@ class Sphere(Manifold):
         return 2.0 * math.atan2(norm2(x - y), norm2(x + y))
 
     def log(self, x, y):
-        """Log_x(y) = theta P_x y / ||P_x y||, theta = dist(x, y) (004 slides, with arccos(x^T y) replaced).
+        """Log_x(y) = theta P_x y / ||P_x y||, theta = dist(x, y) (Sutti (2022) slides, with arccos(x^T y) replaced).
 
         P_x y is computed as P_x (y - x) when x^T y >= 0 and as P_x (y + x) otherwise (P_x x = 0,
         so all three are equal on the sphere); the difference y -/+ x is formed before any

@@ -1,11 +1,11 @@
 """The compact Stiefel manifold St(n, p) = {X in R^{n x p}: X^T X = I_p} with the Euclidean metric.
 
-Sources: 002 (Li & Ma) eq. (3) and Section 5 (federated kPCA on St(d, r)); the 004 slides
-(tangent space {xi: X^T xi + xi^T X = 0}, projection X skew(X^T xi) + (I - X X^T) xi,
-dim = np - p(p+1)/2); Edelman, Arias & Smith 1998 (EAS) eq. (2.14) for the geodesic;
-Absil & Malick 2012 / Kaneko, Fiori & Tanaka 2013 for the polar and QR retractions and their
-inverses; Zimmermann & Stoye 2024 for the curvature bounds (-1/2 <= K <= 1) and the
-injectivity radius pi. Every formula is derived in ``proofs_notes/manifold_stiefel.md``.
+Sources: Li and Ma (2023), eq. (3) and Section 5 (federated kPCA on St(d, r)); the slides of
+Sutti (2022) (tangent space ``{xi: X^T xi + xi^T X = 0}``, projection
+``X skew(X^T xi) + (I - X X^T) xi``, ``dim = np - p(p+1)/2``); Edelman, Arias and Smith (1998)
+(EAS), eq. (2.14), for the geodesic; Absil and Malick (2012) and Kaneko, Fiori and Tanaka (2013)
+for the polar and QR retractions and their inverses; Zimmermann and Stoye (2024) for the
+curvature bounds (``-1/2 <= K <= 1``) and the injectivity radius pi. Every formula is derived in ``proofs_notes/manifold_stiefel.md``.
 
 Notation: ``X`` a point, ``V``/``U``/``xi`` tangent vectors, ``A = X^T V`` (skew),
 ``Q`` an orthonormal basis of the part of the ambient space orthogonal to span(X) that the
@@ -247,15 +247,34 @@ def _pow2_at_least(m: float) -> float:
 
 
 class Stiefel(Manifold):
-    """St(n, p) = {X in R^{n x p}: X^T X = I_p}, n > p >= 1, with <U, V>_X = tr(U^T V).
+    r"""The compact Stiefel manifold :math:`\mathrm{St}(n, p) = \{X \in \mathbb R^{n\times p} : X^\top X = I_p\}` with :math:`\langle U, V\rangle_X = \operatorname{tr}(U^\top V)`; Li and Ma (2023), eq. (3); Edelman, Arias and Smith (1998).
 
-    Domain (issue 19; ``proofs_notes/manifold_stiefel.md``): points are finite real n x p arrays
+    ``dim = np - p(p+1)/2``, ``ambient_shape = (n, p)``, ``exact_transport = False`` (the transport
+    is the projection :math:`P_Y(V)`, see the module). Curvature bounds :math:`[-1/2, 1]`.
+
+
+    Domain (``proofs_notes/manifold_stiefel.md``): points are finite real n x p arrays
     with ``max |X^T X - I| <= 1e-10 + 64 n eps``; tangent vectors finite arrays with
     ``max |sym(X^T V)| <= that * (1 + ||V||_F)``. ``exp`` needs ``||V||_F < EXP_MAX_STEP = 2^52``
     (beyond, no float64 input determines the endpoint); the retractions accept every tangent
     vector whose result is representable (they are evaluated scale-invariantly). Every result that
     is a point is checked to lie on St(n, p) within the point tolerance, and every result to be
     finite; otherwise ``ValueError``.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows, greater than ``p``.
+    p : int
+        Number of columns, at least 1.
+    validate : bool, optional
+        Check every input (default True).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``p`` is not a positive integer, or ``n <= p`` (:math:`\mathrm{St}(p, p) = O(p)`
+        is disconnected).
     """
 
     exact_transport = False
@@ -307,7 +326,7 @@ class Stiefel(Manifold):
 
     # ------------------------------------------------------------------ metric
     def inner(self, x, u, v):
-        """<U, V>_X = tr(U^T V) (Euclidean metric, 002 section 2)."""
+        """<U, V>_X = tr(U^T V) (Euclidean metric, Li and Ma (2023) section 2)."""
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
@@ -321,14 +340,14 @@ class Stiefel(Manifold):
         return self._out("norm", norm2(u))
 
     def proj(self, x, w):
-        """P_X(W) = W - X sym(X^T W) (004 slides: X skew(X^T W) + (I - X X^T) W)."""
+        """P_X(W) = W - X sym(X^T W) (Sutti (2022) slides: X skew(X^T W) + (I - X X^T) W)."""
         x = self._pt("proj", x)
         w = self._amb("proj", w)
         with np.errstate(over="ignore", invalid="ignore"):
             return self._out("proj", w - x @ sym(x.T @ w))
 
     def egrad2rgrad(self, x, g):
-        """grad f(X) = P_X(nabla f(X)) (Riemannian submanifold; 004 slides)."""
+        """grad f(X) = P_X(nabla f(X)) (Riemannian submanifold; Sutti (2022) slides)."""
         x = self._pt("egrad2rgrad", x)
         g = self._amb("egrad2rgrad", g, "g")
         with np.errstate(over="ignore", invalid="ignore"):
