@@ -1,7 +1,7 @@
 """The optimization problems of the three papers (sphere PCA, SPD Frechet mean, HSP, Stiefel kPCA).
 
 Each problem is a :class:`~prirfed.reference.problems.base.FederatedProblem`: the finite sum (2.1)
-of 000 with per-sample losses ``f_ij``, agent losses ``f_i``, the global ``f``, their Euclidean and
+of Huang et al. (2024) with per-sample losses ``f_ij``, agent losses ``f_i``, the global ``f``, their Euclidean and
 Riemannian gradients, batched per-sample gradients, the papers' constants (``paper_*``) next to
 the derived ones, and the true optimum. Classes are imported on first use (PEP 562) so that
 importing one problem does not import every manifold.

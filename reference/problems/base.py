@@ -1,12 +1,12 @@
-"""The federated finite-sum problem (2.1) of 000 that every problem class instantiates.
+"""The federated finite-sum problem (2.1) of Huang et al. (2024) that every problem class instantiates.
 
 .. math::
 
     \\min_{x \\in \\mathcal M} f(x) = \\sum_{i=1}^N p_i f_i(x), \\qquad
     f_i(x) = \\frac{1}{N_i} \\sum_{j=1}^{N_i} f_{i,j}(x),
 
-with agent weights :math:`p_i = N_i / \\sum_k N_k` (000 (2.1)) or :math:`p_i = 1/N`
-(002 (2)). A subclass supplies the per-sample loss ``_f_ij`` and its Euclidean and Riemannian
+with agent weights :math:`p_i = N_i / \\sum_k N_k` (Huang et al. (2024) (2.1)) or :math:`p_i = 1/N`
+(Li and Ma (2023) (2)). A subclass supplies the per-sample loss ``_f_ij`` and its Euclidean and Riemannian
 gradients ``_egrad_ij`` / ``_rgrad_ij``; this class supplies the averages, the batched
 per-sample gradients and the input checks. Indices ``i`` and ``j`` are 0-based.
 
@@ -74,7 +74,25 @@ def positive_float(where: str, name: str, value) -> float:
 
 
 def agent_weights(N_i, rule: str) -> np.ndarray:
-    """Agent weights p_i: ``"samples"`` gives N_i / sum N_k (000 (2.1)), ``"uniform"`` 1/N (002 (2))."""
+    r"""Agent weights :math:`p_i`: ``"samples"`` gives :math:`N_i/\sum_k N_k` (Huang et al. (2024), eq. (2.1)), ``"uniform"`` gives :math:`1/N` (Li and Ma (2023), eq. (2)).
+
+    Parameters
+    ----------
+    N_i : array_like of int
+        Sample counts of the agents.
+    rule : {"samples", "uniform"}
+        The weighting rule.
+
+    Returns
+    -------
+    numpy.ndarray
+        The weights, summing to 1.
+
+    Raises
+    ------
+    ValueError
+        If ``rule`` is neither.
+    """
     N_i = np.asarray(N_i, dtype=np.float64)
     if rule == "samples":
         return N_i / N_i.sum()
@@ -84,7 +102,7 @@ def agent_weights(N_i, rule: str) -> np.ndarray:
 
 
 class FederatedProblem:
-    """f = sum_i p_i f_i, f_i = mean_j f_ij on ``self.manifold`` (000 (2.1)).
+    """f = sum_i p_i f_i, f_i = mean_j f_ij on ``self.manifold`` (Huang et al. (2024) (2.1)).
 
     Subclasses set ``manifold``, ``N_i`` (list of sample counts, all >= 1) and ``p``
     (agent weights summing to 1), and implement ``_f_ij``, ``_egrad_ij``, ``_rgrad_ij`` on
@@ -228,7 +246,7 @@ class FederatedProblem:
 
     @public("f")
     def f(self, x) -> float:
-        """Global objective f(x) = sum_i p_i f_i(x) (000 (2.1))."""
+        """Global objective f(x) = sum_i p_i f_i(x) (Huang et al. (2024) (2.1))."""
         return float(self._f(self._x("f", x)))
 
     @public("egrad")
@@ -328,14 +346,33 @@ def agent_arrays(where: str, name: str, data, inner_shape: tuple[int, ...] | Non
     """Validate per-agent data: a non-empty sequence of real arrays of shape ``(N_i, *inner_shape)``
     (complex, boolean and string arrays are refused, as by the manifolds' ``as_float_array``).
 
-    ``inner_shape=None`` takes the inner shape from agent 0 (it must then agree across agents).
-    Raises ``ValueError`` naming ``where`` for an empty list, an agent with no samples, shapes that
-    disagree, or non-finite entries.
+    Helper, not a paper formula: argument validation shared by the problems.
 
     Storage: the returned arrays are consecutive blocks of ONE C-contiguous float64 buffer
     (:func:`is_stacked`): the given arrays themselves when they already are (e.g. ``np.split`` of
     one array: no copy), else one concatenated copy split into views. So the problem keeps one
     copy of the data and the verified trainers read all agents through one view of it.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The argument's name, named in the error message.
+    data : sequence of array_like, or numpy.ndarray
+        One array per agent; a single array is one agent.
+    inner_shape : tuple of int, optional
+        Shape of one record; None takes it from agent 0 (all agents must then agree).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The agents' arrays as float64, views of one buffer.
+
+    Raises
+    ------
+    ValueError
+        For an empty list, an agent with no samples, shapes that disagree, or non-finite entries.
     """
     if isinstance(data, np.ndarray) and data.ndim >= 1:
         data = [data]

@@ -2,7 +2,7 @@
 
 grad f_{i,j}(x) = -Log_x(a_{i,j}) inside the injectivity radius (the gradient of
 (1/2) dist^2(., a) is -Log). On Euclidean space this is least squares, whose optimum is the
-weighted mean of the data; on SPD it is 000 (6.2) with the 1/2 convention (see
+weighted mean of the data; on SPD it is Huang et al. (2024) (6.2) with the 1/2 convention (see
 :class:`~prirfed.reference.problems.spd_frechet.SPDFrechetMean` for the papers' own scaling).
 Used by the trainers' identity tests, where a closed-form optimum is needed on flat space.
 """
@@ -18,9 +18,22 @@ __all__ = ["FrechetMean"]
 
 
 class FrechetMean(FederatedProblem):
-    """min_x sum_i p_i (1/N_i) sum_j (1/2) dist^2(x, a_{i,j}), p_i = N_i / sum_k N_k.
+    r"""The federated Fréchet mean :math:`\min_x \sum_i p_i \frac1{N_i}\sum_j \tfrac12\operatorname{dist}^2(x, a_{i,j})`, :math:`p_i = N_i/\sum_k N_k` (Huang et al. (2024), eq. (6.2), with the 1/2 convention).
 
-    ``x_star`` may be given when known in closed form (flat space: the weighted mean).
+    Parameters
+    ----------
+    manifold : Manifold
+        The manifold the data lie on.
+    agents_data : sequence of array_like
+        One array of points per agent, shape ``(N_i, *manifold.ambient_shape)``.
+    x_star : array_like, optional
+        The optimum when it is known in closed form (flat space: the weighted mean); otherwise
+        :meth:`optimum` computes the Karcher mean.
+
+    Raises
+    ------
+    ValueError
+        If a data point is not on the manifold or the data are malformed.
     """
 
     def __init__(self, manifold, agents_data, x_star=None):

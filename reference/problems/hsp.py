@@ -1,4 +1,4 @@
-"""Hyperbolic structured prediction on the Lorentz model H^d (000 section 6.3 (6.3); Marconi et al. 2020).
+"""Hyperbolic structured prediction on the Lorentz model H^d (Huang et al. (2024) section 6.3 (6.3); Marconi et al. 2020).
 
 For a test feature w, each agent i computes kernel-ridge weights from its own training pairs
 (w_ij, y_ij), w_ij in R^r, y_ij in H^d:
@@ -10,7 +10,7 @@ and the prediction is the minimiser of (6.3)
     f(x) = sum_i p_i (1/N_i) sum_j alpha_ij(w) dist^2(x, y_ij),   f_ij(x) = alpha_ij(w) dist^2(x, y_ij).
 
 The RBF kernel is printed k(w, w') = exp(-||w - w'||^2 / (2 v)^2); the extraction is ambiguous and
-the Gaussian kernel of Marconi et al. and of 001's public HSP code is exp(-||w - w'||^2 / (2 v^2)).
+the Gaussian kernel of Marconi et al. and of Han et al.'s (2024) public HSP code is exp(-||w - w'||^2 / (2 v^2)).
 ``kernel="gaussian"`` (default) uses 2 v^2, ``kernel="printed"`` uses (2 v)^2 = 4 v^2.
 Derivations, constants and errata (lead 6; the sign of the printed gradient):
 ``proofs_notes/problem_hsp.md``.
@@ -32,14 +32,51 @@ __all__ = ["HyperbolicStructuredPrediction", "rbf_kernel", "krr_weights", "loren
 
 
 def rbf_kernel(w, w_prime, v_bar: float, kernel: str = "gaussian") -> float:
-    """k(w, w') = exp(-||w - w'||^2 / s) with s = 2 v^2 ("gaussian") or (2 v)^2 ("printed", 000 section 6.3)."""
+    r"""Kernel :math:`k(w, w') = \exp(-\lVert w - w'\rVert^2/s)` of the structured prediction, Huang et al. (2024), Section 6.3.
+
+    :math:`s = 2\bar v^2` for ``"gaussian"``, :math:`s = (2\bar v)^2` for ``"printed"`` (the form
+    printed in the paper).
+
+    Parameters
+    ----------
+    w, w_prime : array_like
+        Two inputs.
+    v_bar : float
+        Bandwidth :math:`\bar v`.
+    kernel : {"gaussian", "printed"}, optional
+        Which scaling (default ``"gaussian"``).
+
+    Returns
+    -------
+    float
+        :math:`k(w, w')`.
+    """
     s = 2.0 * v_bar * v_bar if kernel == "gaussian" else (2.0 * v_bar) * (2.0 * v_bar)
     diff = np.asarray(w, dtype=np.float64) - np.asarray(w_prime, dtype=np.float64)
     return math.exp(-float(diff @ diff) / s)
 
 
 def krr_weights(W_i: np.ndarray, w: np.ndarray, gamma: float, v_bar: float, kernel: str = "gaussian") -> np.ndarray:
-    """alpha_i(w) = (K_i + gamma I)^{-1} K_{i,w} (000 section 6.3), by a symmetric solve."""
+    r"""Kernel ridge regression weights :math:`\alpha_i(w) = (K_i + \gamma I)^{-1}K_{i,w}`, Huang et al. (2024), Section 6.3.
+
+    Parameters
+    ----------
+    W_i : numpy.ndarray
+        The agent's inputs, one per row.
+    w : numpy.ndarray
+        The query input.
+    gamma : float
+        Ridge parameter.
+    v_bar : float
+        Kernel bandwidth.
+    kernel : {"gaussian", "printed"}, optional
+        Kernel scaling (see :func:`rbf_kernel`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The weights, one per row of ``W_i``.
+    """
     n = W_i.shape[0]
     K = np.array([[rbf_kernel(W_i[l], W_i[j], v_bar, kernel) for j in range(n)] for l in range(n)])
     Kw = np.array([rbf_kernel(W_i[j], w, v_bar, kernel) for j in range(n)])
@@ -54,9 +91,26 @@ def _d_over_sinh(t: float) -> float:
 
 
 def dist2_hessian(M: Lorentz, x: np.ndarray, y: np.ndarray, E: np.ndarray) -> np.ndarray:
-    """Matrix of Hess dist^2(., y)(x) in the orthonormal basis E of T_x (rows of E):
-    2 [t coth t I + (1 - t coth t) u u^T], u the coordinates of Log_x(y)/t, t = dist(x, y)
-    (Jacobi fields in curvature -1: eigenvalue 2 radially, 2 t coth t orthogonally); 2 I at t = 0."""
+    r"""Matrix of :math:`\operatorname{Hess}\operatorname{dist}^2(\cdot, y)(x)` on :math:`H^d` in an orthonormal basis of :math:`T_x` (Jacobi fields in curvature :math:`-1`; Lee (2018), Chapter 10).
+
+    :math:`2[t\coth t\,I + (1 - t\coth t)\,uu^\top]`, :math:`u` the coordinates of
+    :math:`\operatorname{Log}_x(y)/t`, :math:`t = \operatorname{dist}(x, y)`: eigenvalue 2 radially,
+    :math:`2t\coth t` orthogonally; :math:`2I` at :math:`t = 0`.
+
+    Parameters
+    ----------
+    M : Lorentz
+        The hyperbolic space.
+    x, y : numpy.ndarray
+        Points of :math:`H^d`.
+    E : numpy.ndarray
+        Orthonormal basis of :math:`T_x`, one vector per row.
+
+    Returns
+    -------
+    numpy.ndarray
+        The Hessian matrix, shape ``(d, d)``.
+    """
     L = M.log(x, y)
     t = M.norm(x, L)
     c = zeta(-1.0, t)  # t coth t, exact at t = 0
@@ -68,18 +122,43 @@ def dist2_hessian(M: Lorentz, x: np.ndarray, y: np.ndarray, E: np.ndarray) -> np
 
 
 def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float = 1e-10, max_iter: int = 200, x0=None):
-    """A minimiser of g(x) = sum_k a_k dist^2(x, y_k) on H^d by a damped Riemannian Newton method.
+    r"""A minimiser of :math:`g(x) = \sum_k a_k\operatorname{dist}^2(x, y_k)` on :math:`H^d` by a damped Riemannian Newton method (the prediction step of Huang et al. (2024), Section 6.3).
 
-    grad g(x) = -2 sum_k a_k Log_x(y_k). Hess dist^2(., y)(x) has eigenvalue 2 along u = Log_x(y)/t and
-    2 t coth t on its orthogonal complement (t = dist(x, y), curvature -1), so in an orthonormal
-    basis of T_x:  H = sum_k 2 a_k [t_k coth t_k I + (1 - t_k coth t_k) u_k u_k^T].
-    If H is positive definite the direction is the Newton step -H^{-1} grad, otherwise the gradient
-    step -grad / (2 sum_{a_k>0} a_k); the step length is halved until the Armijo condition holds
-    (constant 1e-4), or, once g no longer changes beyond rounding, until the gradient norm decreases.
-    Requires sum_k a_k > 0 (otherwise g is unbounded below or not coercive). With negative a_k, g
-    need not be convex and the result is a stationary point reached from ``x0`` (default: the data
-    point of smallest g). Raises ``ValueError`` if ||grad g|| <= tol is not reached in ``max_iter``
-    steps. Returns (x, info)."""
+    :math:`\operatorname{grad} g(x) = -2\sum_k a_k\operatorname{Log}_x(y_k)`; the Hessian is
+    :func:`dist2_hessian` summed with the weights. If it is positive definite the direction is the
+    Newton step, otherwise the gradient step :math:`-\operatorname{grad} g/(2\sum_{a_k>0}a_k)`; the
+    step is halved until the Armijo condition holds (constant :math:`10^{-4}`), or, once :math:`g` no
+    longer changes beyond rounding, until the gradient norm decreases. With negative :math:`a_k`,
+    :math:`g` need not be convex and the result is a stationary point reached from ``x0``.
+
+    Parameters
+    ----------
+    M : Lorentz
+        The hyperbolic space.
+    Y : numpy.ndarray
+        The points :math:`y_k`, one per row.
+    a : array_like
+        The weights :math:`a_k`, with a positive sum.
+    tol : float, optional
+        Stopping threshold on the gradient norm (default 1e-10).
+    max_iter : int, optional
+        Maximum number of Newton steps (default 200).
+    x0 : numpy.ndarray, optional
+        Starting point (default: the data point of smallest :math:`g`).
+
+    Returns
+    -------
+    x : numpy.ndarray
+        The minimiser.
+    info : dict
+        Iterations and the final gradient norm.
+
+    Raises
+    ------
+    ValueError
+        If the weights do not have a positive sum, or the gradient norm does not reach ``tol`` in
+        ``max_iter`` steps.
+    """
     a = np.asarray(a, dtype=np.float64)
     if not a.sum() > 0:
         raise ValueError(f"lorentz_weighted_mean: the weights must have a positive sum (got {a.sum():.3e})")
@@ -128,7 +207,7 @@ def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float =
 
 
 class HyperbolicStructuredPrediction(FederatedProblem):
-    """Problem (6.3) of 000 for one test feature ``w``.
+    """Problem (6.3) of Huang et al. (2024) for one test feature ``w``.
 
     Parameters
     ----------
@@ -192,7 +271,7 @@ class HyperbolicStructuredPrediction(FederatedProblem):
         return float(self.alpha[i][j]) * self.manifold.dist(x, self.Y[i][j]) ** 2
 
     def _rgrad_ij(self, x, i, j):
-        """grad f_ij(x) = -2 alpha_ij(w) Log_x(y_ij). (000 section 6.3 prints +2 alpha Exp_x^{-1}(y_ij):
+        """grad f_ij(x) = -2 alpha_ij(w) Log_x(y_ij). (Huang et al. (2024) section 6.3 prints +2 alpha Exp_x^{-1}(y_ij):
         the sign is wrong; that vector points towards y_ij, an ascent direction of dist^2 when alpha > 0.)"""
         return -2.0 * float(self.alpha[i][j]) * self.manifold.log(x, self.Y[i][j])
 
@@ -229,19 +308,19 @@ class HyperbolicStructuredPrediction(FederatedProblem):
         return check_real(f"HyperbolicStructuredPrediction.{where}", "the distance bound M", M, allow_zero=True)
 
     def L_f(self, M) -> float:
-        """L_f = 2 max|alpha| M for x with dist(x, y_ij) <= M (derived in 000 section 6.3; correct)."""
+        """L_f = 2 max|alpha| M for x with dist(x, y_ij) <= M (derived in Huang et al. (2024) section 6.3; correct)."""
         return 2.0 * self.alpha_max * self._M("L_f", M)
 
     def L_g(self, M) -> float:
         """L_g = 2 max|alpha| zeta(-1, M) = 2 max|alpha| M / tanh(M): the Hessian of dist^2(., y) has
         eigenvalues 2 (radial) and 2 t coth t (t = dist <= M); AOBL20 Lemma 2 bounds the Hessian
-        of (1/2) dist^2 by zeta, hence the factor 2 that 000 drops (lead 6)."""
+        of (1/2) dist^2 by zeta, hence the factor 2 that Huang et al. (2024) drops (lead 6)."""
         return 2.0 * self.alpha_max * zeta(-1.0, self._M("L_g", M))
 
     def paper_L_f(self, M) -> float:
-        """L_f as set in 000's experiment (section 6.3, WordNet): max|alpha| M, half the value it derives."""
+        """L_f as set in Huang et al.'s (2024) experiment (section 6.3, WordNet): max|alpha| M, half the value it derives."""
         return self.alpha_max * self._M("paper_L_f", M)
 
     def paper_L_g(self, M) -> float:
-        """L_g as stated in 000 section 6.3: max|alpha| M / tanh(M) (half the true bound)."""
+        """L_g as stated in Huang et al. (2024) section 6.3: max|alpha| M / tanh(M) (half the true bound)."""
         return self.alpha_max * zeta(-1.0, self._M("paper_L_g", M))

@@ -1,11 +1,11 @@
-"""Fréchet (Karcher) mean on SPD(n) with the affine-invariant metric (000 section 6.2 (6.2); 001 section 5.2 (3)).
+"""Fréchet (Karcher) mean on SPD(n) with the affine-invariant metric (Huang et al. (2024) section 6.2 (6.2); Han et al. (2024) section 5.2 (3)).
 
-    000 (6.2): f(X) = sum_i (p_i / N_i) sum_j || log(X^{-1/2} Z_ij X^{-1/2}) ||_F^2,   p_i = N_i / sum N_k
-    001 (3):   F(W) = (1/n) sum_i || log_m(W^{-1/2} X_i W^{-1/2}) ||_F^2              (one agent)
+    Huang et al. (2024) (6.2): f(X) = sum_i (p_i / N_i) sum_j || log(X^{-1/2} Z_ij X^{-1/2}) ||_F^2,   p_i = N_i / sum N_k
+    Han et al. (2024) (3):   F(W) = (1/n) sum_i || log_m(W^{-1/2} X_i W^{-1/2}) ||_F^2              (one agent)
 
 Both use f_ij(X) = dist^2(X, Z_ij) with no factor 1/2; ``c = 0.5`` gives the other common
 convention f_ij = (1/2) dist^2 (gradient -Log_X(Z_ij)). Derivations, constants and the errata of
-001 section 5.2 (its gradient lacks the factor -2): ``proofs_notes/problem_spd_frechet_mean.md``.
+Han et al. (2024) section 5.2 (its gradient lacks the factor -2): ``proofs_notes/problem_spd_frechet_mean.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,20 @@ __all__ = ["SPDFrechetMean", "sym_fun"]
 
 
 def sym_fun(S: np.ndarray, fun) -> np.ndarray:
-    """fun(S) for a symmetric matrix S by one ``eigh``: U diag(fun(lambda)) U^T, symmetrised."""
+    r"""A function of a symmetric matrix by one eigendecomposition, :math:`U\,\mathrm{diag}(f(\lambda))\,U^\top`, symmetrised (Bhatia (2007), Chapter 6).
+
+    Parameters
+    ----------
+    S : numpy.ndarray
+        A symmetric matrix.
+    fun : callable
+        A function applied to the eigenvalues (vectorised).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`f(S)`.
+    """
     lam, U = np.linalg.eigh(S)
     F = (U * fun(lam)) @ U.T
     return 0.5 * (F + F.T)
@@ -47,7 +60,7 @@ def _whitened_positive(lam) -> None:
 
 
 class SPDFrechetMean(FederatedProblem):
-    """Federated Fréchet mean of SPD matrices (000 (6.2)).
+    """Federated Fréchet mean of SPD matrices (Huang et al. (2024) (6.2)).
 
     Parameters
     ----------
@@ -91,7 +104,7 @@ class SPDFrechetMean(FederatedProblem):
         return 0.5 * (F + F.T)
 
     def _rgrad_ij(self, X, i, j):
-        """grad f_ij(X) = -2 c X^{1/2} log(X^{-1/2} Z_ij X^{-1/2}) X^{1/2} = -2 c Log_X(Z_ij) (000 section 6.2)."""
+        """grad f_ij(X) = -2 c X^{1/2} log(X^{-1/2} Z_ij X^{-1/2}) X^{1/2} = -2 c Log_X(Z_ij) (Huang et al. (2024) section 6.2)."""
         Xh, Xmh = _whiten(X)
         G = -2.0 * self.c * (Xh @ self._log_whitened(Xmh, i, j) @ Xh)
         return 0.5 * (G + G.T)
@@ -131,7 +144,7 @@ class SPDFrechetMean(FederatedProblem):
             X_{k+1} = Exp_{X_k}(-(1/(2c)) grad f(X_k)) = X^{1/2} expm(T) X^{1/2},
 
         T = sum (p_i/N_i) log(X^{-1/2} Z_ij X^{-1/2}), started at the log-Euclidean mean, until
-        ||grad f(X)||_X = 2 c ||T||_F <= tol. f is geodesically strongly convex (2c-strongly; 001
+        ||grad f(X)||_X = 2 c ||T||_F <= tol. f is geodesically strongly convex (2c-strongly; Han et al. (2024)
         Theorem 7), so the minimiser is unique. Raises ``ValueError`` if ``max_iter`` steps do not
         reach ``tol`` (with the norm reached).
         """
@@ -184,6 +197,6 @@ class SPDFrechetMean(FederatedProblem):
     def paper_L_f(self, D) -> float:
         """001 section 5.2: L_0 = D_W, from its gradient grad f(W; X_i) = W log_m(W^{-1} X_i) whose
         norm is dist(W, X_i). The true gradient of dist^2 is -2 W log_m(W^{-1} X_i), so the true
-        constant is 2 D (with c = 1): the paper's value is too small by a factor 2. 000 states no
+        constant is 2 D (with c = 1): the paper's value is too small by a factor 2. Huang et al. (2024) states no
         L_f for this problem (it sets tau = 1)."""
         return self._D("paper_L_f", D)

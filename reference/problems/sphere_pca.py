@@ -1,14 +1,14 @@
-"""Principal eigenvector on the sphere S^d (000 section 6.1 (6.1); 001 section 5.1 (2); 002 (4)).
+"""Principal eigenvector on the sphere S^d (Huang et al. (2024) section 6.1 (6.1); Han et al. (2024) section 5.1 (2); Li and Ma (2023) (4)).
 
 The three papers print the same problem with different constants::
 
-    000 (6.1): f(x) = - sum_i (p_i / N_i) sum_j x^T (z_ij z_ij^T) x,      p_i = N_i / sum N_k
-    001 (2):   F(w) = - (1/n) sum_i w^T (z_i z_i^T) w                     (one agent)
-    002 (4):   f(x) = (1/n) sum_i f_i(x),  f_i(x) = -(1/2) x^T A_i x,     A_i = Z_i^T Z_i (002 5.2)
+    Huang et al. (2024) (6.1): f(x) = - sum_i (p_i / N_i) sum_j x^T (z_ij z_ij^T) x,      p_i = N_i / sum N_k
+    Han et al. (2024) (2):   F(w) = - (1/n) sum_i w^T (z_i z_i^T) w                     (one agent)
+    Li and Ma (2023) (4):   f(x) = (1/n) sum_i f_i(x),  f_i(x) = -(1/2) x^T A_i x,     A_i = Z_i^T Z_i (Li and Ma (2023) 5.2)
 
-All are  f_ij(x) = -c_i (z_ij^T x)^2  with c_i = 1 (000, 001) or c_i = N_i / 2 (002, so that
-the mean over j of f_ij is -(1/2) x^T A_i x), and agent weights p_i = N_i / sum N_k (000) or
-1/n (002). Derivations, constants and errata (leads 7 and 15): ``proofs_notes/problem_sphere_pca.md``.
+All are  f_ij(x) = -c_i (z_ij^T x)^2  with c_i = 1 (Huang et al. (2024), Han et al. (2024)) or c_i = N_i / 2 (Li and Ma (2023), so that
+the mean over j of f_ij is -(1/2) x^T A_i x), and agent weights p_i = N_i / sum N_k (Huang et al. (2024)) or
+1/n (Li and Ma (2023)). Derivations, constants and errata (leads 7 and 15): ``proofs_notes/problem_sphere_pca.md``.
 """
 
 from __future__ import annotations
@@ -41,14 +41,22 @@ def check_data_bound(where: str, Z, c) -> None:
 
 
 class SpherePCA(FederatedProblem):
-    """Leading eigenvector of a (federated) sample covariance as minimisation on S^d.
+    """Leading eigenvector of a (federated) sample covariance as minimisation on :math:`S^d`; Huang et al. (2024), eq. (6.1); Han et al. (2024), eq. (2); Li and Ma (2023), eq. (4).
 
     Parameters
     ----------
-    Z : sequence of arrays, agent i of shape (N_i, d + 1); a single 2-D array is one agent.
-        Rows are the samples z_ij.
-    paper : "000" (default), "001" or "002": which paper's scaling c_i and weights p_i to use
-        (see the module docstring). "001" requires a single agent.
+    Z : sequence of array_like, or numpy.ndarray
+        Agent :math:`i`'s samples :math:`z_{ij}` as rows, shape ``(N_i, d + 1)``; a single 2-D array
+        is one agent.
+    paper : str, optional
+        Whose scaling :math:`c_i` and weights :math:`p_i` to use: ``"000"`` Huang et al. (2024)
+        (default), ``"001"`` Han et al. (2024) (a single agent), ``"002"`` Li and Ma (2023) (see the
+        module docstring).
+
+    Raises
+    ------
+    ValueError
+        If ``paper`` is unknown, the data are malformed, or ``"001"`` is given several agents.
     """
 
     def __init__(self, Z, paper: str = "000"):
@@ -75,7 +83,7 @@ class SpherePCA(FederatedProblem):
 
     # ------------------------------------------------------------------ per sample
     def _f_ij(self, x, i, j):
-        """f_ij(x) = -c_i x^T (z_ij z_ij^T) x (000 (6.1) with c_i = 1)."""
+        """f_ij(x) = -c_i x^T (z_ij z_ij^T) x (Huang et al. (2024) (6.1) with c_i = 1)."""
         z = self.Z[i][j]
         return -self.c[i] * float(z @ x) ** 2
 
@@ -85,7 +93,7 @@ class SpherePCA(FederatedProblem):
         return -2.0 * self.c[i] * float(z @ x) * z
 
     def _rgrad_ij(self, x, i, j):
-        """grad f_ij(x) = (I - x x^T) egrad = -2 c_i (z^T x)(z - (z^T x) x) (001 section 5.1)."""
+        """grad f_ij(x) = (I - x x^T) egrad = -2 c_i (z^T x)(z - (z^T x) x) (Han et al. (2024) section 5.1)."""
         z = self.Z[i][j]
         a = float(z @ x)
         return -2.0 * self.c[i] * a * (z - a * x)
@@ -94,7 +102,7 @@ class SpherePCA(FederatedProblem):
     def rhess_ij(self, x, i, j, v):
         """Riemannian Hessian of f_ij on S^d applied to v in T_x:
         Hess f_ij(x)[v] = (I - x x^T)(-2 c z z^T v) + 2 c (z^T x)^2 v
-        (projected Euclidean Hessian minus (x^T egrad) v). 000 section 6.1 prints the negative of
+        (projected Euclidean Hessian minus (x^T egrad) v). Huang et al. (2024) section 6.1 prints the negative of
         this (the Hessian of +x^T z z^T x); the bound 2 z^T z on its norm is unaffected."""
         x = self._x("rhess_ij", x)
         i = self._i("rhess_ij", i)
@@ -167,31 +175,31 @@ class SpherePCA(FederatedProblem):
     # ------------------------------------------------------------------ constants
     @property
     def theta(self) -> float:
-        """vartheta = max_ij c_i z_ij^T z_ij (001 section 5.1; 000 writes it vartheta~ with c_i = 1)."""
+        """vartheta = max_ij c_i z_ij^T z_ij (Han et al. (2024) section 5.1; Huang et al. (2024) writes it vartheta~ with c_i = 1)."""
         return max(float(self.c[i] * np.max(np.einsum("jk,jk->j", self.Z[i], self.Z[i]))) for i in range(self.N))
 
     @property
     def L_f(self) -> float:
-        """Geodesic Lipschitz constant of every f_ij on all of S^d (Definition 2.1 of 000):
+        """Geodesic Lipschitz constant of every f_ij on all of S^d (Definition 2.1 of Huang et al. (2024)):
         ||grad f_ij(x)|| = c ||z||^2 |sin 2 phi| <= c ||z||^2 where phi is the angle between x and z,
         so L_f = vartheta, attained at phi = pi/4. Tight."""
         return self.theta
 
     @property
     def L_g(self) -> float:
-        """Geodesic smoothness constant of every f_ij on S^d (Definition 2.2 of 000):
+        """Geodesic smoothness constant of every f_ij on S^d (Definition 2.2 of Huang et al. (2024)):
         the eigenvalues of Hess f_ij(x) are 2 c (z^T x)^2 and 4 c (z^T x)^2 - 2 c ||z||^2, so
         ||Hess f_ij|| <= 2 c ||z||^2 and L_g = 2 vartheta, attained at x = z/||z|| and at x orthogonal to z."""
         return 2.0 * self.theta
 
     @property
     def paper_L_f(self) -> float | None:
-        """L_f as the selected paper states it: 000 section 6.1: 2 vartheta~ (valid, twice the tight
-        value); 001 section 5.1: L_0 = vartheta (true, although its intermediate step
-        2||z z^T w|| <= vartheta is false); 002 states none (None)."""
+        """L_f as the selected paper states it: Huang et al. (2024) section 6.1: 2 vartheta~ (valid, twice the tight
+        value); Han et al. (2024) section 5.1: L_0 = vartheta (true, although its intermediate step
+        2||z z^T w|| <= vartheta is false); Li and Ma (2023) states none (None)."""
         return {"000": 2.0 * self.theta, "001": self.theta, "002": None}[self.paper]
 
     @property
     def paper_L_g(self) -> float | None:
-        """L_g as the selected paper states it: 000 section 6.1: 2 vartheta~ (correct); 001 and 002: None."""
+        """L_g as the selected paper states it: Huang et al. (2024) section 6.1: 2 vartheta~ (correct); Han et al. (2024) and Li and Ma (2023): None."""
         return {"000": 2.0 * self.theta, "001": None, "002": None}[self.paper]

@@ -1,15 +1,15 @@
-"""Federated kPCA on the Stiefel manifold St(d, r) (002 (3)); r = 1 is PCA on the sphere (002 (4)).
+"""Federated kPCA on the Stiefel manifold St(d, r) (Li and Ma (2023) (3)); r = 1 is PCA on the sphere (Li and Ma (2023) (4)).
 
-    002 (3):  min_{X in St(d, r)} f(X) = (1/n) sum_i f_i(X),   f_i(X) = -(1/2) tr(X^T A_i X),
+    Li and Ma (2023) (3):  min_{X in St(d, r)} f(X) = (1/n) sum_i f_i(X),   f_i(X) = -(1/2) tr(X^T A_i X),
 
 with A_i the agent's (unnormalised) covariance A_i = X_i X_i^T, records as the columns of X_i
-(002 section 5.2); here records are the rows z_ij of Z_i, so A_i = Z_i^T Z_i = sum_j z_ij z_ij^T.
+(Li and Ma (2023) section 5.2); here records are the rows z_ij of Z_i, so A_i = Z_i^T Z_i = sum_j z_ij z_ij^T.
 To expose per-sample losses with f_i = (1/N_i) sum_j f_ij we set
 
     f_ij(X) = -c_i ||X^T z_ij||^2,   c_i = N_i / 2.
 
 The optimum is any orthonormal basis of the top-r eigenspace of sum_i p_i A_i (Ky Fan); it is
-determined only up to X -> X Q (002 footnote 3), so it is compared by principal angles.
+determined only up to X -> X Q (Li and Ma (2023) footnote 3), so it is compared by principal angles.
 Derivations and constants: ``proofs_notes/problem_stiefel_kpca.md``.
 """
 
@@ -27,12 +27,27 @@ __all__ = ["StiefelKPCA", "principal_angles"]
 
 
 def principal_angles(X, Y) -> np.ndarray:
-    """Principal angles 0 <= theta_1 <= ... <= theta_r <= pi/2 between span(X) and span(Y)
-    (Björck & Golub 1973), X, Y of shape (d, r) with orthonormal columns.
+    r"""Principal angles :math:`0 \le \theta_1 \le \dots \le \theta_r \le \pi/2` between the column spans of ``X`` and ``Y`` (Björck and Golub (1973)).
 
-    cos theta_k are the singular values of X^T Y (descending), sin theta_k those of
-    Y - X (X^T Y) (ascending); theta_k = atan2(sin_k, cos_k) is accurate for small and large
-    angles alike (arccos alone loses everything below about 1e-8).
+    :math:`\cos\theta_k` are the singular values of :math:`X^\top Y` (descending),
+    :math:`\sin\theta_k` those of :math:`Y - X(X^\top Y)` (ascending);
+    :math:`\theta_k = \operatorname{atan2}(\sin\theta_k, \cos\theta_k)` is accurate for small and
+    large angles alike (arccos alone loses everything below about :math:`10^{-8}`).
+
+    Parameters
+    ----------
+    X, Y : array_like
+        Matrices of shape ``(d, r)`` with orthonormal columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``r`` angles, ascending.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or are not two-dimensional.
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -52,14 +67,27 @@ def principal_angles(X, Y) -> np.ndarray:
 
 
 class StiefelKPCA(FederatedProblem):
-    """002 (3) on St(d, r) from per-agent samples.
+    r"""Federated kernel PCA on :math:`\mathrm{St}(d, r)`, Li and Ma (2023), eq. (3), from per-agent samples.
 
     Parameters
     ----------
-    Z : sequence of arrays, agent i of shape (N_i, d): records z_ij as rows (A_i = Z_i^T Z_i).
-    r : number of components, 1 <= r < d (St(d, d) = O(d) and f is constant there).
-    weights : "uniform" (002 (3): p_i = 1/n, default) or "samples" (p_i = N_i / sum N_k, 000 (2.1)).
+    Z : sequence of array_like
+        Agent :math:`i`'s records :math:`z_{ij}` as rows, shape ``(N_i, d)``
+        (:math:`A_i = Z_i^\top Z_i`).
+    r : int
+        Number of components, :math:`1 \le r < d` (on :math:`\mathrm{St}(d, d) = O(d)` the
+        objective is constant).
+    weights : {"uniform", "samples"}, optional
+        :math:`p_i = 1/n` as in Li and Ma (2023), eq. (3) (default), or :math:`p_i = N_i/\sum_k N_k`
+        as in Huang et al. (2024), eq. (2.1).
 
+    Raises
+    ------
+    ValueError
+        If the data are malformed or ``r`` is out of range.
+
+    Notes
+    -----
     Domain: finite real data with ``N_i c_i max_j ||z_ij||^2 <= 2^1000`` (as for
     :class:`~prirfed.reference.problems.sphere_pca.SpherePCA`: every loss and gradient is then finite
     at every point of St(d, r)); points are validated by the Stiefel checks.
@@ -98,7 +126,7 @@ class StiefelKPCA(FederatedProblem):
         return -2.0 * self.c[i] * np.outer(z, z @ X)
 
     def _rgrad_ij(self, X, i, j):
-        """grad f_ij(X) = P_X(egrad) = egrad - X sym(X^T egrad) (Euclidean metric, 004 slides);
+        """grad f_ij(X) = P_X(egrad) = egrad - X sym(X^T egrad) (Euclidean metric, Sutti (2022) slides);
         here X^T egrad = -2c b b^T is symmetric, so grad = -2c (I - X X^T) z b^T, b = X^T z."""
         G = self._egrad_ij(X, i, j)
         S = X.T @ G
@@ -121,11 +149,11 @@ class StiefelKPCA(FederatedProblem):
 
     # ------------------------------------------------------------------ vectorised averages
     def _f_i(self, X, i):
-        """f_i(X) = -(1/2) tr(X^T A_i X) (002 (3))."""
+        """f_i(X) = -(1/2) tr(X^T A_i X) (Li and Ma (2023) (3))."""
         return -0.5 * float(np.sum(X * (self.A_i[i] @ X)))
 
     def _egrad_i(self, X, i):
-        """nabla f_i(X) = -A_i X (004 slides)."""
+        """nabla f_i(X) = -A_i X (Sutti (2022) slides)."""
         return -self.A_i[i] @ X
 
     def _rgrad_i(self, X, i):
@@ -170,7 +198,7 @@ class StiefelKPCA(FederatedProblem):
         return None
 
     def angles_to_optimum(self, X) -> np.ndarray:
-        """Principal angles between span(X) and the optimal subspace (002 section 5 reports their sum).
+        """Principal angles between span(X) and the optimal subspace (Li and Ma (2023) section 5 reports their sum).
 
         X* is ``optimum()`` computed once per problem (histories call this every recorded round)."""
         X = self._x("angles_to_optimum", X)
@@ -214,5 +242,5 @@ class StiefelKPCA(FederatedProblem):
         return float(sum(self.L_g_agent(i) for i in range(self.N)))
 
     def sum_of_principal_angles(self, X) -> float:
-        """The accuracy measure of 002 section 5: sum of the principal angles to the optimum."""
+        """The accuracy measure of Li and Ma (2023) section 5: sum of the principal angles to the optimum."""
         return float(math.fsum(self.angles_to_optimum(X)))
