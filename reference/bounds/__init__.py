@@ -1,11 +1,11 @@
 """Convergence bounds of the papers as code, one function per theorem, preconditions checked.
 
-- :mod:`.prirfed_bounds`: 000 (PriRFed) Section 5, Theorems 5.1-5.6;
-- :mod:`.dp_riemannian_bounds`: 001 (DP Riemannian optimisation);
-- :mod:`.rfed_bounds`: 002 (Riemannian federated learning).
+- :mod:`.prirfed_bounds`: Huang et al. (2024) (PriRFed) Section 5, Theorems 5.1-5.6;
+- :mod:`.dp_riemannian_bounds`: Han et al. (2024) (DP Riemannian optimisation);
+- :mod:`.rfed_bounds`: Li and Ma (2023) (Riemannian federated learning).
 
 Public names of these modules are re-exported here and imported on first use (PEP 562), so a
-missing or broken module does not break the others. Two bounds of 000 live where they are
+missing or broken module does not break the others. Two bounds of Huang et al. (2024) live where they are
 computed and are re-exported here too: ``theorem_4_2`` (the paper's privacy guarantee, from
 :mod:`prirfed.reference.accounting.paper`) and ``zeta`` ((5.1), from
 :mod:`prirfed.reference.manifolds.base`).

@@ -1,11 +1,11 @@
-"""Convergence bounds of 000 (PriRFed) Section 5, one function per theorem, preconditions checked.
+"""Convergence bounds of Huang et al. (2024) (PriRFed) Section 5, one function per theorem, preconditions checked.
 
 Every function takes the theorem's parameters, checks the theorem's preconditions (raising
 ``ValueError`` naming the violated one) and returns the right-hand side of the bound. The
 derivations, the corrections and the empirical checks are in
 ``proofs_notes/theorem_000_5_1.md`` ... ``theorem_000_5_6.md``.
 
-Symbols (000 Section 5): T rounds, alpha step size, L_f / L_g the geodesic Lipschitz / smoothness
+Symbols (Huang et al. (2024) Section 5): T rounds, alpha step size, L_f / L_g the geodesic Lipschitz / smoothness
 constants of every f_ij (Assumptions 5.1, 5.2), d the manifold dimension, N_i the agents' sample
 counts, sigma_i the per-agent noise standard deviations (E||eps_i||^2 = d sigma_i^2, Lemma A.3),
 zeta the curvature constant (5.1) (:func:`prirfed.reference.manifolds.zeta`), ``gap0`` the initial
@@ -83,7 +83,7 @@ def _full_participation(where, n, s, K, b):
 
 # ---------------------------------------------------------------------------------- Theorem 5.1
 def theorem_5_1_bound(gap0, T, alpha, L_g, d, N_i, sigma, *, s, K=1, b=None):
-    r"""Theorem 5.1 of 000 (nonconvex, K = 1), inequality (5.2):
+    r"""Theorem 5.1 of Huang et al. (2024) (nonconvex, K = 1), inequality (5.2):
 
     .. math::
         \min_{0\le t<T}\mathbb E\|\operatorname{grad}f(x^{(t)})\|^2
@@ -92,6 +92,39 @@ def theorem_5_1_bound(gap0, T, alpha, L_g, d, N_i, sigma, *, s, K=1, b=None):
     The proof (A.1)-(A.2) bounds the average over t = 0..T-1, so the minimum over those rounds.
     Preconditions: s_t = N, K = 1, b_i = N_i (``b=None`` means full batch), alpha <= 1/L_g;
     Option 1; clipping inactive (tau >= L_f) so that eta = grad f_i + eps.
+
+    Parameters
+    ----------
+    gap0 : float
+        Initial optimality gap :math:`f(x^{(0)}) - f^*` (>= 0).
+    T : int
+        Number of rounds (iterations).
+    alpha : float
+        Step size (> 0).
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    d : int
+        Dimension of the manifold.
+    N_i : array_like of int
+        Sample counts of the agents.
+    sigma : float or array_like
+        Noise standard deviation, a scalar or one per agent (>= 0).
+    s : int
+        Agents per round (the theorem's participation precondition is checked).
+    K : int, optional
+        Local steps per round (checked against the theorem's precondition).
+    b : int or array_like, optional
+        Batch sizes; None means full batch (checked against the precondition).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_1_bound"
     gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
@@ -103,12 +136,33 @@ def theorem_5_1_bound(gap0, T, alpha, L_g, d, N_i, sigma, *, s, K=1, b=None):
 
 # ---------------------------------------------------------------------------------- Theorem 5.2
 def theorem_5_2_step_sizes_ok(a, p, L_g, delta) -> bool:
-    r"""Conditions (5.3) of Theorem 5.2 for the schedule :math:`\alpha_t = a/(t+1)^p`, t >= 0.
+    r"""Conditions (5.3) of Theorem 5.2 of Huang et al. (2024) for the schedule :math:`\alpha_t = a/(t+1)^p`, t >= 0.
 
     (5.3): sum_t alpha_t = infinity, sum_t alpha_t^2 < infinity and L_g alpha_t <= 2 delta with a
     constant delta in (0, 1). For this schedule the first two hold iff 1/2 < p <= 1 (p-series) and
     the third iff L_g a <= 2 delta (alpha_t <= alpha_0 = a). Returns True iff all three hold;
     invalid inputs (a <= 0, L_g <= 0, delta outside (0, 1), non-finite) raise ``ValueError``.
+
+    Parameters
+    ----------
+    a : float
+        Scale of the schedule :math:`\alpha_t = a/(t+1)^p` (> 0).
+    p : float
+        Exponent of the schedule.
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    delta : float
+        The constant :math:`\delta \in (0, 1)` of (5.3).
+
+    Returns
+    -------
+    bool
+        True iff the three conditions (5.3) hold.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_2_step_sizes_ok"
     a, L_g = check_real(where, "a", a), check_real(where, "L_g", L_g)
@@ -120,7 +174,7 @@ def theorem_5_2_step_sizes_ok(a, p, L_g, delta) -> bool:
 
 
 def theorem_5_2_bound(gap0, alphas, L_g, delta, d, N_i, sigma, *, s, K=1, b=None):
-    r"""Theorem 5.2 of 000 (nonconvex, K = 1, decaying steps), in the finite-T form (A.3):
+    r"""Theorem 5.2 of Huang et al. (2024) (nonconvex, K = 1, decaying steps), in the finite-T form (A.3):
 
     .. math::
         \sum_{t<T}\frac{\alpha_t}{\sum_{u<T}\alpha_u}\mathbb E\|\operatorname{grad}f(x^{(t)})\|^2
@@ -130,6 +184,39 @@ def theorem_5_2_bound(gap0, alphas, L_g, delta, d, N_i, sigma, *, s, K=1, b=None
     The extracted conclusion is garbled ("liminf E[||grad f|| 0]"); restated: under (5.3) the
     right-hand side tends to 0, hence :math:`\liminf_{t\to\infty}\mathbb E\|\operatorname{grad}f(x^{(t)})\|^2=0`.
     Preconditions: s = N, K = 1, b_i = N_i, 0 < delta < 1, L_g alpha_t <= 2 delta for all t.
+
+    Parameters
+    ----------
+    gap0 : float
+        Initial optimality gap :math:`f(x^{(0)}) - f^*` (>= 0).
+    alphas : array_like
+        Step sizes :math:`\alpha_0, \dots, \alpha_{T-1}`.
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    delta : float
+        The constant :math:`\delta \in (0, 1)` of (5.3).
+    d : int
+        Dimension of the manifold.
+    N_i : array_like of int
+        Sample counts of the agents.
+    sigma : float or array_like
+        Noise standard deviation, a scalar or one per agent (>= 0).
+    s : int
+        Agents per round (the theorem's participation precondition is checked).
+    K : int, optional
+        Local steps per round (checked against the theorem's precondition).
+    b : int or array_like, optional
+        Batch sizes; None means full batch (checked against the precondition).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_2_bound"
     gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
@@ -151,7 +238,7 @@ def theorem_5_2_bound(gap0, alphas, L_g, delta, d, N_i, sigma, *, s, K=1, b=None
 
 # ---------------------------------------------------------------------------------- Theorem 5.3
 def theorem_5_3_bound(dist0, T, alpha, L_g, d, N_i, sigma, kappa_min, M, *, s, K=1, b=None):
-    r"""Theorem 5.3 of 000 (geodesically convex, K = 1), inequality (5.4):
+    r"""Theorem 5.3 of Huang et al. (2024) (geodesically convex, K = 1), inequality (5.4):
 
     .. math::
         \mathbb E[f(x^{(T)})-f^*] \le \frac{\zeta\,\mathrm{dist}^2(x^{(0)},x^*)}{2\alpha(\zeta+T-1)}
@@ -161,6 +248,43 @@ def theorem_5_3_bound(dist0, T, alpha, L_g, d, N_i, sigma, kappa_min, M, *, s, K
     x*. Preconditions: s = N, K = 1, b_i = N_i, alpha <= 1/(2 L_g), Option 1, f_i geodesically
     convex on W (not checkable here). The proof's step Delta^0 <= L_g dist (lead 10) is replaced
     by Delta^0 <= (L_g/2) dist^2 <= dist^2/(2 alpha), which gives the same conclusion.
+
+    Parameters
+    ----------
+    dist0 : float
+        Initial distance :math:`\mathrm{dist}(x^{(0)}, x^*)`.
+    T : int
+        Number of rounds (iterations).
+    alpha : float
+        Step size (> 0).
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    d : int
+        Dimension of the manifold.
+    N_i : array_like of int
+        Sample counts of the agents.
+    sigma : float or array_like
+        Noise standard deviation, a scalar or one per agent (>= 0).
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    M : float
+        Diameter of the set holding the iterates and the optimum (for :math:`\zeta`).
+    s : int
+        Agents per round (the theorem's participation precondition is checked).
+    K : int, optional
+        Local steps per round (checked against the theorem's precondition).
+    b : int or array_like, optional
+        Batch sizes; None means full batch (checked against the precondition).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_3_bound"
     dist0 = check_real(where, "dist0 = dist(x0, x*)", dist0, allow_zero=True)
@@ -174,7 +298,7 @@ def theorem_5_3_bound(dist0, T, alpha, L_g, d, N_i, sigma, kappa_min, M, *, s, K
 
 # ---------------------------------------------------------------------------------- Theorem 5.4
 def theorem_5_4_bound(gap0, T, alpha, L_g, mu, d, v, N_i, sigma, *, s, K=1, b=None, printed_kappa_1=False):
-    r"""Theorem 5.4 of 000 (RPL, K = 1, partial participation), inequality (5.5), corrected:
+    r"""Theorem 5.4 of Huang et al. (2024) (RPL, K = 1, partial participation), inequality (5.5), corrected:
 
     .. math::
         \mathbb E f(x^{(T)}) - f^* \le P^T(f(x^{(0)})-f^*) + (1-P^T)\Big(\kappa_0\,\frac{\overline{\sigma^2}}{S}
@@ -188,6 +312,45 @@ def theorem_5_4_bound(gap0, T, alpha, L_g, mu, d, v, N_i, sigma, *, s, K=1, b=No
     v = (1/N) sum_i v_i with v_i >= sup_x ||grad f_i(x) - grad f(x)||^2; mu the RPL constant
     f(x) - f* <= ||grad f(x)||^2 / (2 mu) (the printed f_i(x) on the left is lead 12).
     Preconditions: all N_i equal, s = S < N, K = 1, b_i = N_i, alpha <= 1/L_g, Option 1.
+
+    Parameters
+    ----------
+    gap0 : float
+        Initial optimality gap :math:`f(x^{(0)}) - f^*` (>= 0).
+    T : int
+        Number of rounds (iterations).
+    alpha : float
+        Step size (> 0).
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    mu : float
+        Riemannian Polyak-Lojasiewicz constant.
+    d : int
+        Dimension of the manifold.
+    v : float
+        Heterogeneity bound :math:`\frac1N\sum_i v_i`, :math:`v_i \ge \sup_x\lVert\operatorname{grad} f_i(x) - \operatorname{grad} f(x)\rVert^2`.
+    N_i : array_like of int
+        Sample counts of the agents.
+    sigma : float or array_like
+        Noise standard deviation, a scalar or one per agent (>= 0).
+    s : int
+        Agents per round (the theorem's participation precondition is checked).
+    K : int, optional
+        Local steps per round (checked against the theorem's precondition).
+    b : int or array_like, optional
+        Batch sizes; None means full batch (checked against the precondition).
+    printed_kappa_1 : bool, optional
+        Return the printed (looser) :math:`\kappa_1` instead of the corrected one.
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_4_bound"
     gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
@@ -219,7 +382,7 @@ def theorem_5_4_bound(gap0, T, alpha, L_g, mu, d, v, N_i, sigma, *, s, K=1, b=No
 
 # ---------------------------------------------------------------------------------- Theorem 5.5
 def theorem_5_5_bound(gap0, T, K, alpha, beta, L_g, L_f, d, sigma, kappa_min, M, *, s=1):
-    r"""Theorem 5.5 of 000 (nonconvex, K > 1, DP-RSGD, Option 2):
+    r"""Theorem 5.5 of Huang et al. (2024) (nonconvex, K > 1, DP-RSGD, Option 2):
 
     .. math::
         \mathbb E\|\operatorname{grad}f(\tilde x)\|^2 \le \frac{f(x^{(0)})-f^*}{KT\delta_{\min}} + q_0 q,
@@ -229,6 +392,43 @@ def theorem_5_5_bound(gap0, T, K, alpha, beta, L_g, L_f, d, sigma, kappa_min, M,
     q = L_f^2 + d sigma^2, sigma = max_i sigma_i, zeta = zeta(kappa_min, M).
     Preconditions: s_t = 1, K > 1, beta > 1, alpha < (beta^(1/(K-1)) - 1)/beta (equivalently
     delta_min > 0). The proof's gaps (heterogeneous agents, Option 2 restarts) are in the note.
+
+    Parameters
+    ----------
+    gap0 : float
+        Initial optimality gap :math:`f(x^{(0)}) - f^*` (>= 0).
+    T : int
+        Number of rounds (iterations).
+    K : int
+        Local steps per round (checked against the theorem's precondition).
+    alpha : float
+        Step size (> 0).
+    beta : float
+        The theorem's parameter :math:`\beta > 1`.
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    L_f : float
+        Geodesic Lipschitz constant of every :math:`f_{i,j}` (Assumption 5.1).
+    d : int
+        Dimension of the manifold.
+    sigma : float or array_like
+        Noise standard deviation, a scalar or one per agent (>= 0).
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    M : float
+        Diameter of the set holding the iterates and the optimum (for :math:`\zeta`).
+    s : int, optional
+        Agents per round (the theorem's participation precondition is checked).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_5_bound"
     gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)
@@ -261,13 +461,33 @@ def theorem_5_5_bound(gap0, T, K, alpha, beta, L_g, L_f, d, sigma, kappa_min, M,
 
 # ---------------------------------------------------------------------------------- Theorem 5.6
 def theorem_5_6_m(N, kappa_min, M) -> int:
-    """The inner-loop length of Theorem 5.6 as printed: m = floor(10 N / (3 zeta^(1/2)))."""
+    """The inner-loop length of Theorem 5.6 of Huang et al. (2024) as printed: m = floor(10 N / (3 zeta^(1/2))).
+
+    Parameters
+    ----------
+    N : int
+        Number of agents.
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    M : float
+        Diameter of the set holding the iterates and the optimum (for :math:`\zeta`).
+
+    Returns
+    -------
+    int
+        :math:`m`.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
+    """
     N = check_int("theorem_5_6_m", "N", N)
     return int(math.floor(10.0 * N / (3.0 * math.sqrt(_zeta(kappa_min, M)))))
 
 
 def theorem_5_6_bound(gap0, T, K, m, alpha, c, L_g, N, d, sigma, kappa_min, M, *, s=1):
-    r"""Theorem 5.6 of 000 (nonconvex, K > 1, m > 1, DP-RSVRG, Option 2), as printed:
+    r"""Theorem 5.6 of Huang et al. (2024) (nonconvex, K > 1, m > 1, DP-RSVRG, Option 2), as printed:
 
     .. math::
         \mathbb E\|\operatorname{grad}f(\tilde x)\|^2 \le c\,\frac{L_g\zeta^{1/2}}{N^{1/3}KT}(f(x^{(0)})-f^*)
@@ -275,8 +495,47 @@ def theorem_5_6_bound(gap0, T, K, m, alpha, c, L_g, N, d, sigma, kappa_min, M, *
 
     sigma = max_i sigma_i. Preconditions: s_t = 1, K > 1, m = floor(10 N / (3 zeta^(1/2))) > 1,
     alpha <= 1/(10 L_g N^(2/3) zeta^(1/2)), c > 10 N / (3 m). The constants come from ZJRS16
-    Theorem 2 through a universal constant nu that 000 does not give; see the note for what is
+    Theorem 2 through a universal constant nu that Huang et al. (2024) does not give; see the note for what is
     and is not established.
+
+    Parameters
+    ----------
+    gap0 : float
+        Initial optimality gap :math:`f(x^{(0)}) - f^*` (>= 0).
+    T : int
+        Number of rounds (iterations).
+    K : int
+        Local steps per round (checked against the theorem's precondition).
+    m : int
+        Inner-loop length of DP-RSVRG.
+    alpha : float
+        Step size (> 0).
+    c : float
+        The theorem's constant :math:`c > 10N/(3m)`.
+    L_g : float
+        Geodesic smoothness constant of every :math:`f_{i,j}` (Assumption 5.2).
+    N : int
+        Number of agents.
+    d : int
+        Dimension of the manifold.
+    sigma : float or array_like
+        Noise standard deviation, a scalar or one per agent (>= 0).
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    M : float
+        Diameter of the set holding the iterates and the optimum (for :math:`\zeta`).
+    s : int, optional
+        Agents per round (the theorem's participation precondition is checked).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_5_6_bound"
     gap0 = check_real(where, "gap0 = f(x0) - f*", gap0, allow_zero=True)

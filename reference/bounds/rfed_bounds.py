@@ -1,4 +1,4 @@
-r"""Bounds of 002 (Li and Ma, federated learning on Riemannian manifolds): Lemma 6, Theorems 7 and 9.
+r"""Bounds of Li and Ma (2023) (Li and Ma, federated learning on Riemannian manifolds): Lemma 6, Theorems 7 and 9.
 
 One function per statement, in the paper's symbols, preconditions checked (``ValueError`` naming
 the violated one). Theorem 8 is not implemented: its constant :math:`\rho` is "an absolute
@@ -6,8 +6,8 @@ constant specified in the proof", its step size is :math:`\eta\le\mathcal O(1/(n
 proof's explicit values do not fit together (see ``proofs_notes/theorem_002_theorem_7.md``, section on Theorem 8).
 Derivations and tests: ``proofs_notes/theorem_002_*.md``.
 
-``L`` is the smoothness constant of :math:`f = \frac1n\sum_i f_i` in the sense of 002 Definition 4
-(:math:`f(y)\le f(x)+\langle\mathrm{grad}f(x),\mathrm{Exp}_x^{-1}y\rangle+\frac L2 d^2(x,y)`); 002's
+``L`` is the smoothness constant of :math:`f = \frac1n\sum_i f_i` in the sense of Li and Ma (2023) Definition 4
+(:math:`f(y)\le f(x)+\langle\mathrm{grad}f(x),\mathrm{Exp}_x^{-1}y\rangle+\frac L2 d^2(x,y)`); Li and Ma's (2023)
 Assumption 1 takes :math:`L=\sum_iL_i`, which is one valid (loose) choice.
 """
 
@@ -46,13 +46,28 @@ def _theorem_7_settings(where, Delta0, L, eta, T, option, tau):
 
 
 def lemma_6_bound(distances) -> float:
-    r"""Lemma 6 of 002: for the tangent space consensus (8),
+    r"""Lemma 6 of Li and Ma (2023): for the tangent space consensus (8),
     :math:`d(x_{t+1},x_t)\le\frac1k\sum_{i\in S_t}d(x^{(i)},x_t)`.
 
     ``distances`` are :math:`d(x^{(i)}, x_t)` for the ``k`` uploaded points; returns their mean.
     Valid whenever every :math:`\mathrm{Exp}_{x_t}^{-1}(x^{(i)})` is the minimising logarithm and
     :math:`\mathrm{Exp}_{x_t}` is minimising on their mean (inside the injectivity radius), so that
     :math:`d(x_t,\mathrm{Exp}_{x_t}v)=\|v\|` (the proof's first equality).
+
+    Parameters
+    ----------
+    distances : array_like
+        Distances :math:`d(x^{(i)}, x_t)` of the uploaded points.
+
+    Returns
+    -------
+    float
+        The mean of ``distances``, the bound on :math:`d(x_{t+1}, x_t)`.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "lemma_6_bound"
     d = np.asarray(distances, dtype=float)
@@ -64,7 +79,7 @@ def lemma_6_bound(distances) -> float:
 
 
 def theorem_7_bound(Delta0: float, L: float, eta: float, T: int, *, option: int = 1, tau=1) -> float:
-    r"""Theorem 7 of 002 (nonconvex, :math:`\tau_i=1`, Option 1), explicit and corrected (E41):
+    r"""Theorem 7 of Li and Ma (2023) (nonconvex, :math:`\tau_i=1`, Option 1), explicit and corrected (E41):
 
     .. math:: \min_{t=0,\dots,T-1}\|\mathrm{grad}f(x_t)\|^2 \le
               \frac{\Delta_0}{T\,\eta(1-\eta L/2)},\qquad \Delta_0 = f(x_0)-f^*,
@@ -73,6 +88,31 @@ def theorem_7_bound(Delta0: float, L: float, eta: float, T: int, *, option: int 
     printed :math:`\mathcal O(L\Delta_0/T)` with the proof's constant 2; for smaller :math:`\eta` the
     printed rate is false (it would need :math:`\eta` bounded below by a multiple of :math:`1/L`).
     The printed :math:`\min_{t=0..T}` needs :math:`x_{T+1}`, one round more than ``T`` rounds give.
+
+    Parameters
+    ----------
+    Delta0 : float
+        Initial gap :math:`\Delta_0 = f(x_0) - f^*`.
+    L : float
+        Smoothness constant :math:`L`.
+    eta : float
+        Step size.
+    T : int
+        Number of rounds (iterations).
+    option : int, optional
+        The algorithm's output option (checked against the theorem's).
+    tau : int, optional
+        Local steps :math:`\tau_i` (checked against the theorem's).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_7_bound"
     Delta0, L, eta, T = _theorem_7_settings(where, Delta0, L, eta, T, option, tau)
@@ -80,9 +120,36 @@ def theorem_7_bound(Delta0: float, L: float, eta: float, T: int, *, option: int 
 
 
 def theorem_7_bound_printed(Delta0: float, L: float, eta: float, T: int, *, option: int = 1, tau=1) -> float:
-    r"""The bound of the proof of Theorem 7 of 002 as printed, :math:`2L\Delta_0/T` (its step
+    r"""The bound of the proof of Theorem 7 of Li and Ma (2023) as printed, :math:`2L\Delta_0/T` (its step
     :math:`f(x_{t+1})-f(x_t)\le-\frac1{2L}\|\mathrm{grad}f(x_t)\|^2` "by taking :math:`\eta\le1/L`"),
-    with the printed precondition :math:`\eta\le1/L`. Kept to show the erratum E41."""
+    with the printed precondition :math:`\eta\le1/L`. Kept to show the erratum E41.
+
+
+    Parameters
+    ----------
+    Delta0 : float
+        Initial gap :math:`\Delta_0 = f(x_0) - f^*`.
+    L : float
+        Smoothness constant :math:`L`.
+    eta : float
+        Step size.
+    T : int
+        Number of rounds (iterations).
+    option : int, optional
+        The algorithm's output option (checked against the theorem's).
+    tau : int, optional
+        Local steps :math:`\tau_i` (checked against the theorem's).
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
+    """
     where = "theorem_7_bound_printed"
     Delta0, L, eta, T = _theorem_7_settings(where, Delta0, L, eta, T, option, tau)
     return 2.0 * L * Delta0 / T
@@ -105,13 +172,48 @@ def _theorem_9_common(where, L, eta, T, kappa_min, D, option, tau, k, n):
 
 def theorem_9_bound(Delta0: float, dist0: float, L: float, eta: float, T: int, kappa_min: float, D: float, *,
                     option: int = 1, tau=1, k: int = 1, n: int = 1) -> float:
-    r"""Theorem 9 of 002 (geodesically convex :math:`f_i`, :math:`\tau_i=1`, :math:`S_t=[n]`, Option 1,
+    r"""Theorem 9 of Li and Ma (2023) (geodesically convex :math:`f_i`, :math:`\tau_i=1`, :math:`S_t=[n]`, Option 1,
     :math:`\eta\le1/(2L)`), the explicit bound its proof gives once the telescoping is redone:
 
     .. math:: f(x_T)-f^* \le \frac{(\zeta-1)\Delta_0 + d^2(x_0,x^*)/(2\eta)}{\zeta+T-1},
 
     :math:`\zeta=\zeta(\kappa_{\min},D)` of (11) with ``D`` the diameter of the set of Assumption 2,
     ``dist0`` :math:`=d(x_0,x^*)\le D`, ``Delta0`` :math:`=f(x_0)-f^*`.
+
+    Parameters
+    ----------
+    Delta0 : float
+        Initial gap :math:`\Delta_0 = f(x_0) - f^*`.
+    dist0 : float
+        Initial distance :math:`d(x_0, x^*) \le D`.
+    L : float
+        Smoothness constant :math:`L`.
+    eta : float
+        Step size.
+    T : int
+        Number of rounds (iterations).
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    D : float
+        Diameter of the set of Assumption 2.
+    option : int, optional
+        The algorithm's output option (checked against the theorem's).
+    tau : int, optional
+        Local steps :math:`\tau_i` (checked against the theorem's).
+    k : int, optional
+        Agents per round (checked against the theorem's :math:`S_t = [n]`).
+    n : int, optional
+        Number of agents.
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
     """
     where = "theorem_9_bound"
     L, eta, T, z, D = _theorem_9_common(where, L, eta, T, kappa_min, D, option, tau, k, n)
@@ -124,9 +226,42 @@ def theorem_9_bound(Delta0: float, dist0: float, L: float, eta: float, T: int, k
 
 def theorem_9_bound_printed(L: float, eta: float, T: int, kappa_min: float, D: float, *,
                             option: int = 1, tau=1, k: int = 1, n: int = 1) -> float:
-    r"""(24) of 002, the last line of the proof of Theorem 9: :math:`\zeta D^2/(2\eta(\zeta+T-2))`.
+    r"""(24) of Li and Ma (2023), the last line of the proof of Theorem 9: :math:`\zeta D^2/(2\eta(\zeta+T-2))`.
     It is implied by :func:`theorem_9_bound` (a weaker but valid statement; undefined at
-    :math:`\zeta=1,T=1`, where this raises)."""
+    :math:`\zeta=1,T=1`, where this raises).
+
+
+    Parameters
+    ----------
+    L : float
+        Smoothness constant :math:`L`.
+    eta : float
+        Step size.
+    T : int
+        Number of rounds (iterations).
+    kappa_min : float
+        Lower bound of the sectional curvature.
+    D : float
+        Diameter of the set of Assumption 2.
+    option : int, optional
+        The algorithm's output option (checked against the theorem's).
+    tau : int, optional
+        Local steps :math:`\tau_i` (checked against the theorem's).
+    k : int, optional
+        Agents per round (checked against the theorem's :math:`S_t = [n]`).
+    n : int, optional
+        Number of agents.
+
+    Returns
+    -------
+    float
+        The right-hand side of the bound.
+
+    Raises
+    ------
+    ValueError
+        If a precondition of the result is violated or an argument is out of range (the message names it).
+    """
     where = "theorem_9_bound_printed"
     L, eta, T, z, D = _theorem_9_common(where, L, eta, T, kappa_min, D, option, tau, k, n)
     if z + T - 2.0 <= 0:
