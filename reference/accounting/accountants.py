@@ -43,8 +43,27 @@ ACCOUNTANT_CHOICES = ("best", "pld", "rdp")
 
 
 def resolve_accountant(where: str, accountant) -> str | object:
-    """Validate an ``accountant=`` argument: one of :data:`ACCOUNTANT_CHOICES` or an object with
-    ``compose`` and ``get_epsilon`` (``ValueError`` naming ``where`` otherwise)."""
+    """Validate an ``accountant=`` argument.
+
+    Helper, not a paper formula: argument validation.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    accountant : str or object
+        One of :data:`ACCOUNTANT_CHOICES`, or an object with ``compose`` and ``get_epsilon``.
+
+    Returns
+    -------
+    str or object
+        ``accountant`` itself.
+
+    Raises
+    ------
+    ValueError
+        If it is neither.
+    """
     if isinstance(accountant, str):
         if accountant not in ACCOUNTANT_CHOICES:
             raise ValueError(f"{where}: accountant must be one of {ACCOUNTANT_CHOICES} or an accountant object (got {accountant!r})")
@@ -59,7 +78,33 @@ def _one(acc, event: Event, delta: float) -> float:
 
 
 def epsilon(event: Event, delta: float, accountant="best", where: str = "epsilon") -> float:
-    """An upper bound of the eps of ``event`` at ``delta`` from the chosen accountant (see the module)."""
+    r"""An upper bound of the :math:`\epsilon` of ``event`` at ``delta`` from the chosen accountant (PLD: dominating pairs, Zhu, Dong and Wang (2022), with connect-the-dots discretisation, Doroshenko et al. (2022), see :mod:`.pld`; RDP: Mironov (2017)).
+
+    ``"best"`` returns the smallest of the valid bounds (each is sound, so their minimum is), and
+    skips the RDP bound when the PLD result is an exact curve of an attained pair.
+
+    Parameters
+    ----------
+    event : Event
+        The mechanism's privacy event.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    accountant : str or object, optional
+        ``"best"`` (default), ``"pld"``, ``"rdp"`` or an accountant object used as a template (a deep
+        copy composes the event).
+    where : str, optional
+        Name used in error messages.
+
+    Returns
+    -------
+    float
+        The upper bound of :math:`\epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If ``event`` is not an event, ``delta`` is out of range, or no accountant can bound it.
+    """
     if not isinstance(event, Event):
         raise ValueError(f"{where}: not an event: {event!r}")
     delta = check_delta(where, delta)
@@ -91,8 +136,27 @@ def epsilon(event: Event, delta: float, accountant="best", where: str = "epsilon
 
 
 def lower_epsilon(event: Event, delta: float, where: str = "lower_epsilon") -> float:
-    """An attainable lower bound of the eps of ``event``: the eps of a pair that a real mechanism
-    matching the event produces (:meth:`.pld.PldAccountant.get_epsilon_lower`)."""
+    r"""An attainable lower bound of the :math:`\epsilon` of ``event``: the :math:`\epsilon` of a pair of output distributions that a real mechanism matching the event produces (:meth:`.pld.PldAccountant.get_epsilon_lower`: the pair's PLD discretised optimistically; proofs note ``accounting_pld``, Zhu, Dong and Wang (2022)).
+
+    Parameters
+    ----------
+    event : Event
+        The mechanism's privacy event.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    where : str, optional
+        Name used in error messages.
+
+    Returns
+    -------
+    float
+        The lower bound of :math:`\epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If ``event`` is not an event or ``delta`` is out of range.
+    """
     if not isinstance(event, Event):
         raise ValueError(f"{where}: not an event: {event!r}")
     delta = check_delta(where, delta)
@@ -101,8 +165,23 @@ def lower_epsilon(event: Event, delta: float, where: str = "lower_epsilon") -> f
 
 @dataclass(frozen=True)
 class PrivacyReport:
-    """``lower <= true eps <= upper`` at ``delta``; ``accountant`` names the source of ``upper``
-    (``pld``, ``rdp`` or the object's class), ``pld``/``rdp`` the two upper bounds when computed."""
+    r"""``lower <= true eps <= upper`` at ``delta``, with the source of the upper bound.
+
+    Helper, not a paper formula: the result record of :func:`privacy_report`.
+
+    Parameters
+    ----------
+    delta : float
+        The :math:`\delta` of the report.
+    lower : float
+        Attainable lower bound of :math:`\epsilon`.
+    upper : float
+        Upper bound of :math:`\epsilon`.
+    accountant : str
+        Source of ``upper``: ``"pld"``, ``"rdp"`` or the accountant object's class name.
+    pld, rdp : float, optional
+        The two upper bounds when computed.
+    """
 
     delta: float
     lower: float
@@ -127,7 +206,27 @@ class PrivacyReport:
 
 
 def privacy_report(event: Event, delta: float, accountant="best") -> PrivacyReport:
-    """``[lower, upper]`` for ``event`` at ``delta`` (upper by ``accountant``, lower attainable)."""
+    r"""``[lower, upper]`` of the :math:`\epsilon` of ``event`` at ``delta``: the upper bound by ``accountant`` (:func:`epsilon`), the attainable lower bound (:func:`lower_epsilon`; Zhu, Dong and Wang (2022); proofs note ``accounting_pld``).
+
+    Parameters
+    ----------
+    event : Event
+        The mechanism's privacy event.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    accountant : str or object, optional
+        ``"best"`` (default), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    PrivacyReport
+        The bounds, their source and both upper bounds where computed.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or no accountant can bound the event.
+    """
     where = "privacy_report"
     delta = check_delta(where, delta)
     acc = resolve_accountant(where, accountant)

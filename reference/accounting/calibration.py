@@ -1,8 +1,9 @@
 """Noise calibration: sigma for a target (eps, delta), and the papers' noise formulas.
 
-- :func:`paper_sigma_dp_rsgd`, :func:`paper_sigma_dp_rsvrg`: the formulas 000 uses in Section 5
-  and 6 (from HMJG24 Theorem 1 and UHJM23 Claim 5) with the unspecified constants ``o``,
-  ``o_tilde`` exposed (000 sets them to 1 in every experiment: ERRATA lead 3).
+- :func:`paper_sigma_dp_rsgd`, :func:`paper_sigma_dp_rsvrg`: the formulas Huang et al. (2024)
+  use in Sections 5 and 6 (from Han et al. (2024), Theorem 1, and Utpala et al. (2023), Claim 5)
+  with the unspecified constants ``o``, ``o_tilde`` exposed (Huang et al. (2024) set them to 1 in
+  every experiment; see the errata page).
 - :func:`epsilon_dp_rsgd`, :func:`epsilon_dp_rsvrg`, :func:`epsilon_prirfed`: the eps a given
   sigma really gives, by the accountant chosen with ``accountant=`` (``"best"``, the default: the
   smallest valid upper bound of the PLD and RDP accountants; ``"pld"``, ``"rdp"``, or an
@@ -10,7 +11,7 @@
 - :func:`calibrate_sigma` and the three wrappers: the smallest sigma (to a relative tolerance)
   whose eps is at most the target, by a bracketing search on ``log sigma`` (eps is non-increasing
   in sigma) accelerated by regula falsi (Illinois) on ``log eps``. The tangent-Gaussian
-  calibration of Prop. 2 of 001 and the analytic Gaussian mechanism live in
+  calibration of Han et al. (2024), Proposition 2, and the analytic Gaussian mechanism live in
   ``prirfed.reference.mechanisms`` (not duplicated here).
 
 Examples
@@ -66,7 +67,37 @@ def _pos(where, name, x):
 
 
 def paper_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: int, o: float = 1.0) -> float:
-    """000 Section 5.1 / 6 (HMJG24 Thm 1): ``sigma_i^2 = o_i K log(1/delta) tau^2 / (N_i^2 eps^2)``."""
+    r"""The noise of DP-RSGD as Huang et al. (2024) set it, Sections 5.1 and 6 (from Han et al. (2024), Theorem 1): :math:`\sigma_i^2 = o_i K\log(1/\delta)\tau^2/(N_i^2\epsilon^2)`.
+
+    The constant :math:`o_i` is unspecified in the paper (1 in every experiment); the
+    :math:`\sigma` it gives is not certified to reach :math:`(\epsilon, \delta)` (see
+    :func:`noise_constants_table`).
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\epsilon > 0`.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    K : int
+        Local steps.
+    tau : float
+        Clipping threshold, > 0.
+    N_i : int
+        The agent's number of records.
+    o : float, optional
+        The paper's constant :math:`o_i` (default 1).
+
+    Returns
+    -------
+    float
+        :math:`\sigma_i`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
     eps = check_epsilon("paper_sigma_dp_rsgd", eps)
     delta = check_delta("paper_sigma_dp_rsgd", delta)
     K = check_int("paper_sigma_dp_rsgd", "K", K, 1)
@@ -77,7 +108,35 @@ def paper_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: int, 
 
 
 def paper_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau: float, N_i: int, o_tilde: float = 1.0) -> float:
-    """000 Section 5.2 / 6 (UHJM23 Claim 5): ``sigma_i^2 = o~_i m K log(1/delta) tau^2 / (N_i^2 eps^2)``."""
+    r"""The noise of DP-RSVRG as Huang et al. (2024) set it, Sections 5.2 and 6 (from Utpala et al. (2023), Claim 5): :math:`\sigma_i^2 = \tilde o_i mK\log(1/\delta)\tau^2/(N_i^2\epsilon^2)`.
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\epsilon > 0`.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    m : int
+        Inner-loop length.
+    K : int
+        Outer iterations.
+    tau : float
+        Clipping threshold, > 0.
+    N_i : int
+        The agent's number of records.
+    o_tilde : float, optional
+        The paper's constant :math:`	ilde o_i` (default 1).
+
+    Returns
+    -------
+    float
+        :math:`\sigma_i`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
     eps = check_epsilon("paper_sigma_dp_rsvrg", eps)
     delta = check_delta("paper_sigma_dp_rsvrg", delta)
     m = check_int("paper_sigma_dp_rsvrg", "m", m, 1)
@@ -97,33 +156,155 @@ def _eps_of(event, delta, orders=None, accountant="best", where: str = "epsilon"
 
 
 def epsilon_of_event(event: Event, delta: float, accountant="best") -> float:
-    """eps of any event at ``delta`` by ``accountant`` (``"best"``, ``"pld"``, ``"rdp"`` or an object)."""
+    r"""The :math:`\epsilon` of any event at ``delta`` by ``accountant`` (see :func:`.accountants.epsilon`; Zhu, Dong and Wang (2022) for the PLD, Mironov (2017) for RDP).
+
+    Parameters
+    ----------
+    event : Event
+        The privacy event.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    float
+        An upper bound of :math:`\epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or no accountant can bound the event.
+    """
     return _eps_of(event, delta, accountant=accountant, where="epsilon_of_event")
 
 
 def epsilon_dp_rsgd(sigma: float, delta: float, K: int, tau: float, N_i: int, b: int, orders=None, accountant="best") -> float:
-    """eps of DP-RSGD (000 Alg. 2) with noise std sigma, at delta, by ``accountant``."""
+    r"""The :math:`\epsilon` of DP-RSGD (Huang et al. (2024), Algorithm 2) with noise standard deviation ``sigma``, at ``delta``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, > 0.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    K : int
+        Local steps.
+    tau : float
+        Clipping threshold.
+    N_i : int
+        The agent's number of records.
+    b : int
+        Batch size (sampled without replacement).
+    orders : sequence of float, optional
+        RDP orders; when given, the RDP accountant on those orders is used (``accountant`` is ignored).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    float
+        An upper bound of :math:`\epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid.
+    """
     delta = check_delta("epsilon_dp_rsgd", delta)
     return _eps_of(dp_rsgd_event(sigma, tau, b, N_i, K), delta, orders, accountant, "epsilon_dp_rsgd")
 
 
 def epsilon_dp_rsvrg(sigma: float, delta: float, m: int, K: int, tau0: float, tau1: float, N_i: int, orders=None, accountant="best") -> float:
-    """eps of DP-RSVRG (000 Alg. 3, lead 17 mixture step) with noise std sigma, at delta, by ``accountant``."""
+    r"""The :math:`\epsilon` of DP-RSVRG (Huang et al. (2024), Algorithm 3; its inner step as a mixture of Gaussians) with noise standard deviation ``sigma``, at ``delta``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, > 0.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    m : int
+        Inner-loop length.
+    K : int
+        Outer iterations.
+    tau0, tau1 : float
+        Clipping thresholds of the full gradient and of the sampled gradients.
+    N_i : int
+        The agent's number of records.
+    orders : sequence of float, optional
+        RDP orders; when given, the RDP accountant on those orders is used (``accountant`` is ignored).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    float
+        An upper bound of :math:`\epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid.
+    """
     delta = check_delta("epsilon_dp_rsvrg", delta)
     return _eps_of(dp_rsvrg_event(sigma, tau0, tau1, N_i, m, K), delta, orders, accountant, "epsilon_dp_rsvrg")
 
 
 def epsilon_prirfed(local_event, N: int, s: int, T: int, delta: float, orders=None, accountant="best") -> float:
-    """eps of a whole PriRFed run (activation per round, T rounds) at delta, by ``accountant``."""
+    r"""The :math:`\epsilon` of a whole PriRFed run (Huang et al. (2024), Algorithm 1: ``T`` rounds, each activating the record's agent with probability :math:`s/N`), at ``delta``.
+
+    Parameters
+    ----------
+    local_event : Event
+        The event of the local trainer of one round (:func:`.prirfed_accountant.dp_rsgd_event`, ...).
+    N : int
+        Number of agents.
+    s : int
+        Agents per round.
+    T : int
+        Number of rounds.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    orders : sequence of float, optional
+        RDP orders; when given, the RDP accountant on those orders is used (``accountant`` is ignored).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    float
+        An upper bound of :math:`\epsilon`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid.
+    """
     delta = check_delta("epsilon_prirfed", delta)
     return _eps_of(prirfed_event(local_event, N, s, T), delta, orders, accountant, "epsilon_prirfed")
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """Result of :func:`calibrate_sigma`: ``sigma`` (= upper end of the final bracket, so
-    ``eps(sigma) <= target``), the final bracket ``(lo, hi)`` with ``eps(lo) > target``, the
-    relative tolerance reached, and ``eps_at_sigma``."""
+    r"""Result of :func:`calibrate_sigma`.
+
+    Helper, not a paper formula: the result record of the calibration.
+
+    Parameters
+    ----------
+    sigma : float
+        The calibrated noise (the upper end of the final bracket, so ``eps(sigma) <= target``).
+    bracket : tuple of float
+        The final bracket ``(lo, hi)``, with ``eps(lo) > target``.
+    rtol : float
+        The relative width reached, ``hi / lo - 1``.
+    eps_at_sigma : float
+        The :math:`\epsilon` at ``sigma``.
+    evaluations : int
+        Number of calls of the accountant.
+    """
 
     sigma: float
     bracket: tuple[float, float]
@@ -134,17 +315,43 @@ class Calibration:
 
 def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: float = 1.0, rtol: float = 1e-6, max_iter: int = 200,
                     lower0: float | None = None, factor: float = 2.0) -> Calibration:
-    """Smallest sigma (within ``rtol``) with ``eps_of_sigma(sigma) <= eps``; ``eps_of_sigma`` non-increasing.
+    r"""Smallest :math:`\sigma` (within ``rtol``) with ``eps_of_sigma(sigma) <= eps``, for a non-increasing ``eps_of_sigma``.
 
-    A bracket ``[lo, hi]`` with ``eps(lo) > eps >= eps(hi)`` is found by doubling/halving from ``sigma0``,
-    then narrowed by regula falsi on ``(log sigma, log eps(sigma) - log eps)`` with the Illinois
-    modification (superlinear; every step keeps a bracket, so the result is sound whatever the
-    interpolation does), until ``hi / lo - 1 <= rtol``; near the root a step of ``rtol`` across it
-    closes the bracket. Returns ``hi``. The bracket grows by ``factor`` per step (default 2).
-    ``lower0 < sigma0``, if given, is tried first as the lower end
-    when ``eps(sigma0) <= eps`` (a hint from a coarser calibration). If eps stops decreasing while sigma doubles (a floor no
-    noise removes, such as an (eps, delta) part of the event) or no bracket is found within
-    ``max_iter`` evaluations, the ``ValueError`` says which and gives the numbers.
+    Helper, not a paper formula: a root-finding method (regula falsi with the Illinois
+    modification, on :math:`(\log\sigma, \log\epsilon(\sigma) - \log\epsilon)`).
+
+    A bracket ``[lo, hi]`` with ``eps(lo) > eps >= eps(hi)`` is found by doubling or halving from
+    ``sigma0``, then narrowed (every step keeps a bracket, so the result is sound whatever the
+    interpolation does) until ``hi / lo - 1 <= rtol``; ``hi`` is returned. If eps stops decreasing
+    while sigma doubles (a floor no noise removes, such as an (eps, delta) part of the event) or no
+    bracket is found within ``max_iter`` evaluations, the ``ValueError`` says which.
+
+    Parameters
+    ----------
+    eps_of_sigma : callable
+        :math:`\sigma \mapsto \epsilon(\sigma)`, non-increasing.
+    eps : float
+        Target :math:`\epsilon > 0`.
+    sigma0 : float, optional
+        Starting point of the bracket search (default 1).
+    rtol : float, optional
+        Relative width of the final bracket (default 1e-6).
+    max_iter : int, optional
+        Maximum number of evaluations (default 200).
+    lower0 : float, optional
+        A hint for the lower end, tried first when ``eps(sigma0) <= eps``.
+    factor : float, optional
+        Growth of the bracket per step, > 1 (default 2).
+
+    Returns
+    -------
+    Calibration
+        ``sigma`` (the upper end of the final bracket, so its eps meets the target), the bracket, the tolerance reached, the eps at ``sigma`` and the number of accountant calls.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or no bracket is found (the message gives the numbers).
     """
     if not callable(eps_of_sigma):
         raise ValueError(f"calibrate_sigma: eps_of_sigma must be callable (got {eps_of_sigma!r})")
@@ -284,7 +491,37 @@ def _calibrate_event(make_event: Callable[[float], Event], eps: float, delta: fl
 
 
 def calibrate_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: int, b: int, rtol: float = 1e-6, accountant="best") -> Calibration:
-    """sigma making DP-RSGD (eps, delta)-DP by ``accountant`` (default: the tightest valid one)."""
+    r"""Smallest :math:`\sigma` making DP-RSGD (Huang et al. (2024), Algorithm 2) :math:`(\epsilon, \delta)`-DP by ``accountant``.
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\epsilon > 0`.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    K : int
+        Local steps.
+    tau : float
+        Clipping threshold.
+    N_i : int
+        The agent's number of records.
+    b : int
+        Batch size.
+    rtol : float, optional
+        Relative width of the final bracket (default 1e-6).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    Calibration
+        ``sigma`` (the upper end of the final bracket, so its eps meets the target), the bracket, the tolerance reached, the eps at ``sigma`` and the number of accountant calls.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or no bracket is found (the message gives the numbers).
+    """
     delta = check_delta("calibrate_sigma_dp_rsgd", delta)
     resolve_accountant("calibrate_sigma_dp_rsgd", accountant)
     dp_rsgd_event(1.0, tau, b, N_i, K)  # validate the settings before searching
@@ -293,7 +530,37 @@ def calibrate_sigma_dp_rsgd(eps: float, delta: float, K: int, tau: float, N_i: i
 
 
 def calibrate_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau0: float, tau1: float, N_i: int, rtol: float = 1e-6, accountant="best") -> Calibration:
-    """sigma making DP-RSVRG (eps, delta)-DP by ``accountant`` (mixture step, lead 17)."""
+    r"""Smallest :math:`\sigma` making DP-RSVRG (Huang et al. (2024), Algorithm 3) :math:`(\epsilon, \delta)`-DP by ``accountant``.
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\epsilon > 0`.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    m : int
+        Inner-loop length.
+    K : int
+        Outer iterations.
+    tau0, tau1 : float
+        Clipping thresholds.
+    N_i : int
+        The agent's number of records.
+    rtol : float, optional
+        Relative width of the final bracket (default 1e-6).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    Calibration
+        ``sigma`` (the upper end of the final bracket, so its eps meets the target), the bracket, the tolerance reached, the eps at ``sigma`` and the number of accountant calls.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or no bracket is found (the message gives the numbers).
+    """
     delta = check_delta("calibrate_sigma_dp_rsvrg", delta)
     resolve_accountant("calibrate_sigma_dp_rsvrg", accountant)
     dp_rsvrg_event(1.0, tau0, tau1, N_i, m, K)
@@ -306,10 +573,43 @@ _PRIRFED_KEYWORDS = {"dp_rsgd": ("K", "tau", "N_i", "b"), "dp_rsvrg": ("m", "K",
 
 def calibrate_sigma_prirfed(eps: float, delta: float, N: int, s: int, T: int, trainer: str = "dp_rsgd", rtol: float = 1e-6,
                             accountant="best", **kw) -> Calibration:
-    """sigma of the local trainer making a whole PriRFed run (eps, delta)-DP (record level), by ``accountant``.
+    r"""Smallest :math:`\sigma` of the local trainer making a whole PriRFed run (Huang et al. (2024), Algorithm 1) :math:`(\epsilon, \delta)`-DP at the record level, by ``accountant``.
 
-    ``trainer="dp_rsgd"`` needs ``K, tau, N_i, b``; ``trainer="dp_rsvrg"`` needs
-    ``m, K, tau0, tau1, N_i`` (a missing or unknown keyword is a ``ValueError`` naming it).
+    All agents share the settings given (``N_i``, ``b``); for agents of different sizes, calibrate on
+    the run's own event (:func:`prirfed.reference.trainers.privacy.prirfed_run_event` with
+    :func:`calibrate_sigma`; the tutorial "Bring your own problem and data" does it).
+
+    Parameters
+    ----------
+    eps : float
+        Target :math:`\epsilon > 0`.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    N : int
+        Number of agents.
+    s : int
+        Agents per round.
+    T : int
+        Number of rounds.
+    trainer : {'dp_rsgd', 'dp_rsvrg'}, optional
+        The local trainer (default ``'dp_rsgd'``).
+    rtol : float, optional
+        Relative width of the final bracket (default 1e-6).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+    **kw
+        The local trainer's settings: ``K, tau, N_i, b`` for DP-RSGD, ``m, K, tau0, tau1, N_i`` for
+        DP-RSVRG (a missing or unknown keyword is a ``ValueError`` naming it).
+
+    Returns
+    -------
+    Calibration
+        ``sigma`` (the upper end of the final bracket, so its eps meets the target), the bracket, the tolerance reached, the eps at ``sigma`` and the number of accountant calls.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or no bracket is found (the message gives the numbers).
     """
     where = "calibrate_sigma_prirfed"
     delta = check_delta(where, delta)
@@ -351,12 +651,31 @@ SECTION_6_SETTINGS = (
 
 
 def gaussian_exact_epsilon(mu: float, delta: float, tol: float = 1e-12) -> float:
-    """Exact eps at ``delta`` of the Gaussian mechanism with shift ``mu = Delta / sigma`` (Balle & Wang 2018).
+    r"""Exact :math:`\epsilon` at ``delta`` of the Gaussian mechanism with shift :math:`\mu = \Delta/\sigma` (Balle and Wang (2018), Theorem 8).
 
-    Bisection on :func:`prirfed.reference.mechanisms.gaussian_delta` (decreasing in eps); returns the
-    upper end of the final bracket. A K-fold (adaptive) composition of Gaussian mechanisms with
-    shifts ``mu`` is exactly a Gaussian mechanism with shift ``sqrt(K) mu`` (Dong, Roth, Su 2022,
-    Cor. 3.3), attained by full-batch DP-RSGD on linear losses whose clipped gradients are fixed.
+    Bisection on :func:`prirfed.reference.mechanisms.gaussian_delta` (decreasing in
+    :math:`\epsilon`); returns the upper end of the final bracket. A :math:`K`-fold adaptive
+    composition of Gaussian mechanisms with shift :math:`\mu` is exactly a Gaussian mechanism with
+    shift :math:`\sqrt K\mu` (Dong, Roth and Su (2022), Corollary 3.3).
+
+    Parameters
+    ----------
+    mu : float
+        The shift :math:`\mu > 0`.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    tol : float, optional
+        Relative width of the final bracket (default 1e-12).
+
+    Returns
+    -------
+    float
+        :math:`\epsilon` (0 when :math:`\delta(0) \le` ``delta``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     from prirfed.reference.mechanisms import gaussian_delta
 
@@ -379,13 +698,24 @@ def gaussian_exact_epsilon(mu: float, delta: float, tol: float = 1e-12) -> float
 
 
 def noise_constants_table(accountant="best") -> list[dict]:
-    """ERRATA lead 3: for every Section 6 setting of 000, the eps the paper's sigma (o = o~ = 1,
-    tau = tau0 = tau1 = 1; eps scales out of tau) really gives at the stated delta, and the sigma
-    the stated eps really needs, with the constant ``o_needed = (sigma_needed / sigma_paper)^2``.
-    ``eps_true`` and ``sigma_needed`` come from ``accountant`` (default: the tightest valid one;
-    sound upper bounds, exact for full-batch DP-RSGD with the PLD accountant);
-    ``eps_exact`` and ``sigma_needed_exact`` (full-batch DP-RSGD only) are exact worst cases over
-    all losses (analytic Gaussian mechanism of ``prirfed.reference.mechanisms``).
+    r"""The papers' noise constants put to the test, for every Section 6 setting of Huang et al. (2024).
+
+    For each setting: the :math:`\epsilon` the paper's :math:`\sigma` (:math:`o = \tilde o = 1`,
+    :math:`\tau = \tau_0 = \tau_1 = 1`; eps scales out of tau) really gives at the stated
+    :math:`\delta`, the :math:`\sigma` the stated :math:`\epsilon` really needs, and the constant
+    ``o_needed = (sigma_needed / sigma_paper)^2``. ``eps_true`` and ``sigma_needed`` come from
+    ``accountant``; ``eps_exact`` and ``sigma_needed_exact`` (full-batch DP-RSGD only) are exact worst
+    cases over all losses (the analytic Gaussian mechanism).
+
+    Parameters
+    ----------
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
+
+    Returns
+    -------
+    list of dict
+        One row per setting of :data:`SECTION_6_SETTINGS`.
     """
     rows = []
     for st in SECTION_6_SETTINGS:

@@ -1,14 +1,15 @@
-"""Privacy events: small frozen descriptions of mechanisms (DESIGN.md section 4).
+"""Privacy events: small frozen descriptions of mechanisms.
 
-Written in the style of dp_accounting's ``dp_event.py`` (composition by nesting; an accountant
+Written in the style of dp-accounting's ``dp_event.py`` (composition by nesting; an accountant
 decides whether it can bound an event and raises if it cannot), but by this project. Every event
 validates its parameters at construction and raises ``ValueError`` naming the event, the
 parameter and by how much it is out of range.
 
-Neighbouring relation. The papers (000 Section 2, 001 Section 2) use record-level
-*replace-one* adjacency (``|D xor D'| <= 2``): :data:`REPLACE_ONE` is the default everywhere.
-:data:`ADD_REMOVE` exists for formulas that are only proven for add/remove adjacency (the
-Poisson-subsampled Gaussian of Mironov, Talwar, Zhang 2019); an accountant refuses to mix them.
+Neighbouring relation. The papers (Huang et al. (2024), Section 2; Han et al. (2024), Section 2)
+use record-level *replace-one* adjacency (datasets differing in one record): :data:`REPLACE_ONE`
+is the default everywhere. :data:`ADD_REMOVE` exists for formulas that are only proven for
+add/remove adjacency (the Poisson-subsampled Gaussian of Mironov, Talwar and Zhang (2019)); an
+accountant refuses to mix them.
 
 Sensitivity normalisation. ``Gaussian(z)`` is the Gaussian mechanism whose noise standard
 deviation is ``z`` times the l2-sensitivity of the query *under the event's relation* (for a
@@ -65,11 +66,26 @@ _RELATIONS = (REPLACE_ONE, ADD_REMOVE)
 
 
 def check_real(where: str, name: str, value) -> float:
-    """Return ``value`` as a finite float, or raise ``ValueError`` naming ``where``, ``name`` and the value.
+    """A finite real number (not a bool, string or None).
 
-    Accepts Python and NumPy real numbers. Refuses ``None``, strings (also numeric ones such as
-    ``"1e-5"``: a number that arrives as text is a bug upstream), bools, complex numbers, NaN,
-    infinities and integers too large for a float.
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The parameter's name.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    ValueError
+        If the value is out of range (the message names ``where``, the parameter and by how much).
     """
     if value is None or isinstance(value, (bool, np.bool_, str, bytes)) or isinstance(value, complex):
         raise ValueError(f"{where}: {name} must be a real number (got {value!r})")
@@ -83,7 +99,27 @@ def check_real(where: str, name: str, value) -> float:
 
 
 def check_positive(where: str, name: str, value) -> float:
-    """Return ``value`` as a float, or raise ``ValueError`` unless it is a finite real number ``> 0``."""
+    """A finite real number greater than 0.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The parameter's name.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    ValueError
+        If the value is out of range (the message names ``where``, the parameter and by how much).
+    """
     v = check_real(where, name, value)
     if v <= 0:
         raise ValueError(f"{where}: {name} must be finite and > 0 (got {name} = {v:.6g})")
@@ -91,11 +127,28 @@ def check_positive(where: str, name: str, value) -> float:
 
 
 def check_int(where: str, name: str, value, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer ``>= minimum``.
+    """An integer at least ``minimum`` and at most :math:`2^{53}` (:func:`prirfed.reference.checks.check_int` plus that cap; integral floats such as ``3.0`` accepted).
 
-    :func:`prirfed.reference.checks.check_int` (integral floats such as ``3.0`` accepted; ``None``,
-    strings, bools, ``2.5`` and NaN refused), plus a cap: integers above ``2**53`` (not exactly
-    representable as floats, far beyond any count) are refused too.
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The parameter's name.
+    value : object
+        The value to check.
+    minimum : int, optional
+        The smallest allowed value (default 1).
+
+    Returns
+    -------
+    int
+        ``value`` as an int.
+
+    Raises
+    ------
+    ValueError
+        If the value is out of range (the message names ``where``, the parameter and by how much).
     """
     v = _shared_check_int(where, name, value, minimum)
     if v > 2**53:
@@ -105,7 +158,27 @@ def check_int(where: str, name: str, value, minimum: int = 1) -> int:
 
 
 def check_epsilon(where: str, eps, name: str = "eps") -> float:
-    """Return ``eps`` as a float or raise ``ValueError`` unless ``0 < eps < inf``."""
+    r"""An :math:`\epsilon` with :math:`0 < \epsilon < \infty`.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    eps : object
+        The value to check.
+    name : str, optional
+        The parameter's name (default ``"eps"``).
+
+    Returns
+    -------
+    float
+        ``float(eps)``.
+
+    Raises
+    ------
+    ValueError
+        If the value is out of range (the message names ``where``, the parameter and by how much).
+    """
     eps = check_real(where, name, eps)
     if eps <= 0:
         raise ValueError(f"{where}: {name} must be > 0 (got {name} = {eps:.6g}, {abs(eps):.3g} at or below 0)")
@@ -113,7 +186,29 @@ def check_epsilon(where: str, eps, name: str = "eps") -> float:
 
 
 def check_delta(where: str, delta, name: str = "delta", allow_zero: bool = False) -> float:
-    """Return ``delta`` as a float or raise ``ValueError`` unless ``0 < delta < 1`` (``0 <=`` if allowed)."""
+    r"""A :math:`\delta` with :math:`0 < \delta < 1` (:math:`0 \le \delta` if ``allow_zero``).
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    delta : object
+        The value to check.
+    name : str, optional
+        The parameter's name (default ``"delta"``).
+    allow_zero : bool, optional
+        Accept 0 (pure DP; default False).
+
+    Returns
+    -------
+    float
+        ``float(delta)``.
+
+    Raises
+    ------
+    ValueError
+        If the value is out of range (the message names ``where``, the parameter and by how much).
+    """
     delta = check_real(where, name, delta)
     lo_ok = delta >= 0 if allow_zero else delta > 0
     if not lo_ok or delta >= 1:
@@ -124,7 +219,27 @@ def check_delta(where: str, delta, name: str = "delta", allow_zero: bool = False
 
 
 def check_probability(where: str, q, name: str = "q") -> float:
-    """Return ``q`` as a float or raise ``ValueError`` unless ``0 < q <= 1``."""
+    r"""A probability :math:`q` with :math:`0 < q \le 1`.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    q : object
+        The value to check.
+    name : str, optional
+        The parameter's name (default ``"q"``).
+
+    Returns
+    -------
+    float
+        ``float(q)``.
+
+    Raises
+    ------
+    ValueError
+        If the value is out of range (the message names ``where``, the parameter and by how much).
+    """
     q = check_real(where, name, q)
     if q <= 0 or q > 1:
         off = -q if q <= 0 else q - 1
@@ -150,14 +265,30 @@ def _check_relation(where: str, relation: str) -> str:
 
 
 class Event:
-    """Base class of privacy events (marker; every event is a frozen dataclass)."""
+    """Base class of privacy events (a marker; every event is a frozen dataclass with a ``relation``).
+
+    Helper, not a paper formula: the common type the accountants dispatch on.
+    """
 
     relation: str = REPLACE_ONE
 
 
 @dataclass(frozen=True)
 class Gaussian(Event):
-    """Gaussian mechanism with ``noise_multiplier`` = noise std / l2-sensitivity (001 Lemma 2)."""
+    """Gaussian mechanism, noise standard deviation ``noise_multiplier`` times the l2-sensitivity (Han et al. (2024), Lemma 2; its RDP curve: Mironov (2017)).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise standard deviation divided by the sensitivity under ``relation``, > 0.
+    relation : str, optional
+        :data:`REPLACE_ONE` (default) or :data:`ADD_REMOVE`.
+
+    Raises
+    ------
+    ValueError
+        If ``noise_multiplier`` is not finite and > 0, or the relation is unknown.
+    """
 
     noise_multiplier: float
     relation: str = REPLACE_ONE
@@ -172,7 +303,22 @@ class Gaussian(Event):
 
 @dataclass(frozen=True)
 class EpsilonDelta(Event):
-    """A black-box (eps, delta)-DP mechanism (000 Definition 2.4); ``delta = 0`` means pure DP."""
+    r"""A black-box :math:`(\epsilon, \delta)`-DP mechanism (Huang et al. (2024), Definition 2.4); ``delta = 0`` means pure DP.
+
+    Parameters
+    ----------
+    eps : float
+        :math:`\epsilon > 0`.
+    delta : float
+        :math:`\delta \in [0, 1)`.
+    relation : str, optional
+        :data:`REPLACE_ONE` (default) or :data:`ADD_REMOVE`.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range.
+    """
 
     eps: float
     delta: float
@@ -186,7 +332,22 @@ class EpsilonDelta(Event):
 
 @dataclass(frozen=True)
 class SampledWithoutReplacement(Event):
-    """``inner`` run on a uniformly random subset of size ``m`` of ``n`` records (replace-one)."""
+    r"""``inner`` run on a uniformly random subset of size ``m`` of ``n`` records, replace-one (Balle, Barthe and Gaboardi (2018); Wang, Balle and Kasiviswanathan (2019)).
+
+    Parameters
+    ----------
+    n : int
+        Number of records, at least 1.
+    m : int
+        Sample size, :math:`1 \le m \le n`.
+    inner : Event
+        The mechanism run on the sample (replace-one).
+
+    Raises
+    ------
+    ValueError
+        If ``m > n``, a count is not a positive integer, or ``inner`` is not a replace-one event.
+    """
 
     n: int
     m: int
@@ -215,7 +376,20 @@ class SampledWithoutReplacement(Event):
 
 @dataclass(frozen=True)
 class PoissonSampled(Event):
-    """``inner`` run on a Poisson sample (each record kept with probability ``q``); add/remove."""
+    r"""``inner`` run on a Poisson sample (each record kept with probability ``q``), add/remove (Mironov, Talwar and Zhang (2019)).
+
+    Parameters
+    ----------
+    q : float
+        Sampling probability, :math:`0 < q \le 1`.
+    inner : Event
+        The mechanism run on the sample, built with ``relation=ADD_REMOVE``.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is out of range or ``inner`` is not an add/remove event.
+    """
 
     q: float
     inner: Event
@@ -237,7 +411,18 @@ class PoissonSampled(Event):
 
 @dataclass(frozen=True)
 class Composed(Event):
-    """Adaptive composition of the listed events (000 Theorem 2.2 / RDP additivity)."""
+    """Adaptive composition of the listed events (Huang et al. (2024), Theorem 2.2; additivity of RDP, Mironov (2017), Proposition 1).
+
+    Parameters
+    ----------
+    events : sequence of Event
+        The events, all with the same relation.
+
+    Raises
+    ------
+    ValueError
+        If an element is not an event or the relations differ.
+    """
 
     events: Tuple[Event, ...] = field(default_factory=tuple)
 
@@ -255,7 +440,20 @@ class Composed(Event):
 
 @dataclass(frozen=True)
 class SelfComposed(Event):
-    """``k``-fold adaptive composition of ``inner`` (``k >= 1``)."""
+    """``k``-fold adaptive composition of ``inner`` (Dwork and Roth (2014), Section 3.5; Mironov (2017), Proposition 1).
+
+    Parameters
+    ----------
+    inner : Event
+        The composed event.
+    k : int
+        Number of compositions, at least 1.
+
+    Raises
+    ------
+    ValueError
+        If ``inner`` is not an event or ``k`` is not a positive integer.
+    """
 
     inner: Event
     k: int
@@ -272,11 +470,22 @@ class SelfComposed(Event):
 
 @dataclass(frozen=True)
 class Activation(Event):
-    """"My agent takes part with probability ``rho``": output ``(1-rho) U + rho inner``.
+    r""""My agent takes part with probability ``rho``": output :math:`(1-\rho)U + \rho\,\mathrm{inner}`, one PriRFed round with :math:`\rho = s/N` (Huang et al. (2024), Algorithm 1; proofs note ``accounting_theorem_4_2``).
 
     ``U`` (the output when the agent holding the record is not selected) must not depend on the
-    record; this is the structure of one PriRFed round with ``rho = s / N`` (lead 1, see
-    ``proofs_notes/accounting_theorem_4_2.md``).
+    record.
+
+    Parameters
+    ----------
+    rho : float
+        Activation probability, :math:`0 < \rho \le 1`.
+    inner : Event
+        The mechanism run when the agent is activated.
+
+    Raises
+    ------
+    ValueError
+        If ``rho`` is out of range or ``inner`` is not an event.
     """
 
     rho: float
@@ -294,15 +503,31 @@ class Activation(Event):
 
 @dataclass(frozen=True)
 class MixtureOfGaussians(Event):
-    """One DP-RSVRG inner step (000 Algorithm 3, lead 17), sensitivity already in noise units.
+    r"""One DP-RSVRG inner step (Huang et al. (2024), Algorithm 3), sensitivity already in noise units.
 
-    Under replace-one of record ``j`` the step releases a mixture over the uniformly sampled index
-    ``l`` of ``N(mu_l, sigma^2 I)``; the mean moves by at most ``shift_common`` (in units of
-    sigma) when ``l != j`` and by at most ``shift_rare`` when ``l == j``, which happens with
-    probability ``p_rare = 1 / N_i``. For DP-RSVRG ``shift_common = (2 tau0 / N_i) / sigma`` and
-    ``shift_rare = (2 tau0 / N_i + 4 tau1) / sigma``. Optional ``shift_sample``: a bound on the
-    part of the rare shift that comes from the sampled record alone (``4 tau1 / sigma``), which
-    enables the tighter weak-triangle bound of ``proofs_notes/accounting_dp_rsvrg.md``.
+    Under replace-one of record :math:`j` the step releases a mixture over the uniformly sampled
+    index :math:`l` of :math:`N(\mu_l, \sigma^2 I)`; the mean moves by at most ``shift_common`` (in
+    units of :math:`\sigma`) when :math:`l \ne j` and by at most ``shift_rare`` when :math:`l = j`,
+    which happens with probability ``p_rare`` :math:`= 1/N_i`. For DP-RSVRG
+    ``shift_common`` :math:`= (2\tau_0/N_i)/\sigma` and ``shift_rare``
+    :math:`= (2\tau_0/N_i + 4\tau_1)/\sigma` (proofs note ``accounting_dp_rsvrg``).
+
+    Parameters
+    ----------
+    shift_common : float
+        Shift of the mean when the sampled index is not the changed record, >= 0.
+    shift_rare : float
+        Shift when it is, >= 0.
+    p_rare : float
+        Probability of the rare case, in :math:`(0, 1]`.
+    shift_sample : float, optional
+        Bound on the part of the rare shift that comes from the sampled record alone
+        (:math:`4\tau_1/\sigma`); enables the tighter weak-triangle bound.
+
+    Raises
+    ------
+    ValueError
+        If a shift is negative or ``p_rare`` is out of range.
     """
 
     shift_common: float
@@ -331,12 +556,22 @@ class MixtureOfGaussians(Event):
 
 @dataclass(frozen=True)
 class WorstCase(Event):
-    """The record belongs to exactly one of several parties, each running its own ``events[i]``.
+    r"""The record belongs to exactly one of several parties, each running its own event (parallel composition; McSherry (2009)).
 
-    Neighbouring datasets differ in one record of one party ``i``; only ``events[i]`` sees it,
+    Neighbouring datasets differ in one record of one party :math:`i`; only ``events[i]`` sees it,
     so the guarantee is the worst over the listed events (for RDP: the pointwise maximum over
-    orders). This is how a PriRFed run with heterogeneous agents (different N_i, b_i, sigma_i)
-    is accounted: one ``Activation``-per-round event per agent.
+    orders). A PriRFed run with heterogeneous agents (different :math:`N_i, b_i, \sigma_i`) is
+    accounted this way, one event per agent.
+
+    Parameters
+    ----------
+    events : sequence of Event
+        The parties' events, at least one, all with the same relation.
+
+    Raises
+    ------
+    ValueError
+        If the sequence is empty, holds a non-event, or mixes relations.
     """
 
     events: Tuple[Event, ...] = field(default_factory=tuple)

@@ -19,7 +19,7 @@ def _ctx():
 
 
 def theorem_4_2(eps, delta, N, s, T, delta_hat):
-    """Theorem 4.2 of 000 as printed (eps_tilde outside the square root)."""
+    """Theorem 4.2 of Huang et al. (2024) as printed (eps_tilde outside the square root)."""
     c = _ctx()
     eps, delta, delta_hat = c.mpf(eps), c.mpf(delta), c.mpf(delta_hat)
     rho = c.mpf(s) / N

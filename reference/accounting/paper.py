@@ -1,6 +1,6 @@
-"""The *paper accountant*: the privacy statements of 000 (PriRFed) exactly as printed.
+"""The *paper accountant*: the privacy statements of Huang et al. (2024) (PriRFed) exactly as printed.
 
-Every function here reproduces a statement of 000 Sections 2 and 4 faithfully, including
+Every function here reproduces a statement of Huang et al. (2024) Sections 2 and 4 faithfully, including
 Theorem 4.2, which is NOT a valid privacy guarantee for PriRFed (ERRATA lead 1: it amplifies by
 agent sampling, which needs user-level DP, and it composes the s parallel agents sequentially).
 Use :mod:`prirfed.reference.accounting.prirfed_accountant` for a sound bound. The derivations
@@ -9,7 +9,7 @@ and the counterexample are in ``proofs_notes/accounting_theorem_4_2.md`` and
 
 Examples
 --------
-Theorem 4.2 as printed reproduces Table 1 of 000 (row N = 100, s = 1, column T = 50; local
+Theorem 4.2 as printed reproduces Table 1 of Huang et al. (2024) (row N = 100, s = 1, column T = 50; local
 (0.15, 1e-4)-DP, delta_hat = 1e-3):
 
 >>> from prirfed.reference.accounting.paper import advanced_composition, theorem_4_2
@@ -67,9 +67,9 @@ def _log1p_rho_expm1(rho: float, x: float) -> float:
 
 
 def sequential_composition(eps: Sequence[float], delta: Sequence[float]) -> tuple[float, float]:
-    """Sequential composition, Theorem 2.2 of 000 (DR14 Thm 3.16): ``(sum eps_i, sum delta_i)``.
+    """Sequential composition, Theorem 2.2 of Huang et al. (2024) (DR14 Thm 3.16): ``(sum eps_i, sum delta_i)``.
 
-    Paper accountant (000, faithful). Valid for adaptive composition.
+    Paper accountant (Huang et al. (2024), faithful). Valid for adaptive composition.
     """
     eps = [check_epsilon("sequential_composition", e, "eps_i") for e in eps]
     delta = [check_delta("sequential_composition", d, "delta_i", allow_zero=True) for d in delta]
@@ -79,11 +79,11 @@ def sequential_composition(eps: Sequence[float], delta: Sequence[float]) -> tupl
 
 
 def advanced_composition(eps: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
-    """Advanced composition, Theorem 2.3 of 000 (DRV10): k-fold adaptive composition of (eps, delta)-DP is
+    """Advanced composition, Theorem 2.3 of Huang et al. (2024) (DRV10): k-fold adaptive composition of (eps, delta)-DP is
 
     ``(sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1),  delta' + k delta)``-DP.
 
-    Paper accountant (000, faithful); the statement is the DRV10 theorem and is correct.
+    Paper accountant (Huang et al. (2024), faithful); the statement is the DRV10 theorem and is correct.
     """
     eps = check_epsilon("advanced_composition", eps)
     delta = check_delta("advanced_composition", delta, allow_zero=True)
@@ -94,10 +94,10 @@ def advanced_composition(eps: float, delta: float, k: int, delta_prime: float) -
 
 
 def subsampling_lemma_4_1(eps: float, delta: float, rho: float) -> tuple[float, float]:
-    """Subsampling without replacement, Lemma 4.1 of 000: ``(log(1 + rho (e^eps - 1)), rho delta)``.
+    """Subsampling without replacement, Lemma 4.1 of Huang et al. (2024): ``(log(1 + rho (e^eps - 1)), rho delta)``.
 
-    Paper accountant (000, faithful). Correct when the subsampled *units* are the units of the
-    neighbouring relation (records sampled from a dataset under replace-one, BBG18); 000 applies
+    Paper accountant (Huang et al. (2024), faithful). Correct when the subsampled *units* are the units of the
+    neighbouring relation (records sampled from a dataset under replace-one, BBG18); Huang et al. (2024) applies
     it to agents while adjacency is record-level, which is the flaw of Theorem 4.2 (lead 1).
     """
     eps = check_epsilon("subsampling_lemma_4_1", eps)
@@ -107,9 +107,9 @@ def subsampling_lemma_4_1(eps: float, delta: float, rho: float) -> tuple[float, 
 
 
 def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
-    """Group privacy (DR14 p. 20, as quoted in the proof of 000 Thm 4.1): ``(c eps, c e^{(c-1) eps} delta)``.
+    """Group privacy (DR14 p. 20, as quoted in the proof of Huang et al. (2024) Thm 4.1): ``(c eps, c e^{(c-1) eps} delta)``.
 
-    Paper accountant (000, faithful). DR14 state the delta term as ``c e^{(c-1) eps} delta``;
+    Paper accountant (Huang et al. (2024), faithful). DR14 state the delta term as ``c e^{(c-1) eps} delta``;
     the tight value is ``delta (e^{c eps} - 1) / (e^eps - 1)`` which is never larger.
     """
     eps = check_epsilon("group_privacy", eps)
@@ -122,9 +122,9 @@ def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
 
 
 def preprocessing_theorem_4_1(eps: float, delta: float, c: int) -> tuple[float, float]:
-    """Pre-processing by a c-stable transformation, Theorem 4.1 of 000: ``(c eps, c e^{(c-1) eps} delta)``.
+    """Pre-processing by a c-stable transformation, Theorem 4.1 of Huang et al. (2024): ``(c eps, c e^{(c-1) eps} delta)``.
 
-    Paper accountant (000, faithful): group privacy of size ``c`` applied to ``A o T``.
+    Paper accountant (Huang et al. (2024), faithful): group privacy of size ``c`` applied to ``A o T``.
     """
     return group_privacy(eps, delta, c)
 
@@ -142,9 +142,9 @@ def _theorem_4_2_inputs(where, eps, delta, N, s, T, delta_hat):
 
 
 def theorem_4_2(eps: float, delta: float, N: int, s: int, T: int, delta_hat: float) -> tuple[float, float]:
-    """Theorem 4.2 of 000 ("privacy guarantee of Algorithm 1") exactly as printed. NOT SOUND (lead 1).
+    """Theorem 4.2 of Huang et al. (2024) ("privacy guarantee of Algorithm 1") exactly as printed. NOT SOUND (lead 1).
 
-    Paper accountant (000, faithful)::
+    Paper accountant (Huang et al. (2024), faithful)::
 
         rho       = s / N
         eps_tilde = log(1 + rho (exp(s eps) - 1))            # Lemma 4.1 on s-fold sequential comp.
@@ -152,7 +152,7 @@ def theorem_4_2(eps: float, delta: float, N: int, s: int, T: int, delta_hat: flo
         eps'      = min(T eps_tilde, sqrt(2 T ln(1/delta_hat)) eps_tilde + T eps_tilde (exp(eps_tilde) - 1))
         delta'    = delta_hat + T delta_til
 
-    The extracted text places ``eps_tilde`` inside the square root; Table 1 of 000 is reproduced
+    The extracted text places ``eps_tilde`` inside the square root; Table 1 of Huang et al. (2024) is reproduced
     (all 48 cells, ``tests/accounting/test_paper.py::test_table_1_all_cells``) only with
     ``eps_tilde`` outside it, as in the proof's last line and in Theorem 2.3. The guarantee itself
     is violated by an explicit mechanism (``tests/accounting/test_counterexample.py``).
@@ -177,7 +177,7 @@ TABLE_1_DELTA_HAT = 1e-3
 
 
 def table_1() -> list[dict]:
-    """All 48 cells of Table 1 of 000, recomputed from :func:`theorem_4_2` (paper accountant).
+    """All 48 cells of Table 1 of Huang et al. (2024), recomputed from :func:`theorem_4_2` (paper accountant).
 
     Returns one dict per cell with keys ``N, s, rho, T, eps_prime, delta_prime``, rows in the
     printed order, T increasing within a row.
@@ -191,12 +191,12 @@ def table_1() -> list[dict]:
 
 
 class PaperAccountant:
-    """Accountant that applies 000's theorems to black-box events (paper accountant, faithful).
+    """Accountant that applies Huang et al.'s (2024) theorems to black-box events (paper accountant, faithful).
 
     Supports ``EpsilonDelta``, ``SampledWithoutReplacement`` of a supported event (Lemma 4.1,
     valid for records), ``Composed`` and ``SelfComposed`` (Theorem 2.2, or Theorem 2.3 for
     ``SelfComposed`` when ``delta_prime`` is given and it is smaller). Anything else (Gaussian,
-    Activation, ...) raises ``ValueError``: 000 gives no theorem for it.
+    Activation, ...) raises ``ValueError``: Huang et al. (2024) gives no theorem for it.
     """
 
     def __init__(self, delta_prime: float | None = None):

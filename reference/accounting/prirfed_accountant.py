@@ -1,4 +1,4 @@
-"""The rigorous record-level accountant of a whole PriRFed run (000 Algorithm 1).
+"""The rigorous record-level accountant of a whole PriRFed run (Huang et al. (2024) Algorithm 1).
 
 Setting: N agents, s sampled per round without replacement, T rounds; record-level replace-one
 adjacency. A record lives in one agent's data, so in a round only that agent's local training
@@ -6,7 +6,7 @@ reads it (parallel composition: ONE local training per round, not s), and that a
 with probability ``rho = s / N``. When it does not, the round's output does not depend on the
 record. So one round is the *activation* ``(1 - rho) U + rho P`` vs ``(1 - rho) U + rho Q``
 (``P, Q``: outputs of the round given that the agent takes part, on the two neighbouring
-datasets). Derivations, and why Theorem 4.2 of 000 fails: ``proofs_notes/accounting_theorem_4_2.md``.
+datasets). Derivations, and why Theorem 4.2 of Huang et al. (2024) fails: ``proofs_notes/accounting_theorem_4_2.md``.
 
 - Black-box (eps, delta) local trainer: per round ``(eps, rho delta)`` only (eps is NOT
   amplified: ``tests/accounting/test_counterexample.py``). Over T rounds: advanced composition
@@ -94,7 +94,7 @@ def _pos(where, name, x):
 
 
 def dp_rsgd_event(sigma: float, tau: float, b: int, N_i: int, K: int) -> Event:
-    """Event of DP-RSGD, Algorithm 2 of 000: K steps, batch b of N_i without replacement.
+    """Event of DP-RSGD, Algorithm 2 of Huang et al. (2024): K steps, batch b of N_i without replacement.
 
     The clipped batch mean has replace-one sensitivity ``2 tau / b`` (one clipped term of norm
     ``<= tau`` replaced by another), noise std ``sigma`` (tangent Gaussian, isotropic in an
@@ -114,7 +114,7 @@ def dp_rsgd_event(sigma: float, tau: float, b: int, N_i: int, K: int) -> Event:
 
 
 def dp_rsvrg_event(sigma: float, tau0: float, tau1: float, N_i: int, m: int, K: int) -> Event:
-    """Event of DP-RSVRG, Algorithm 3 of 000 (lead 17): ``m K`` inner steps, each a Gaussian mixture.
+    """Event of DP-RSVRG, Algorithm 3 of Huang et al. (2024) (lead 17): ``m K`` inner steps, each a Gaussian mixture.
 
     Under replace-one of record j the noiseless full gradient ``g`` (clip radius ``tau0``) moves by
     ``<= 2 tau0 / N_i`` and enters every inner step; when the sampled index is j (probability
@@ -171,11 +171,11 @@ def blackbox_round(eps: float, delta: float, rho: float) -> tuple[float, float]:
 
 
 def blackbox_advanced(eps: float, delta: float, N: int, s: int, T: int, delta_hat: float) -> tuple[float, float]:
-    """Corrected Theorem 4.2 (000): T-fold composition of ``(eps, rho delta)`` rounds, ``rho = s/N``.
+    """Corrected Theorem 4.2 (Huang et al. (2024)): T-fold composition of ``(eps, rho delta)`` rounds, ``rho = s/N``.
 
     ``eps' = min(T eps, sqrt(2 T ln(1/delta_hat)) eps + T eps (e^eps - 1))``,
     ``delta' = delta_hat + T rho delta`` (``delta' = T rho delta`` for the first branch; we report
-    the larger, as 000 does).
+    the larger, as Huang et al. (2024) does).
     """
     N, s, T = _agents("blackbox_advanced", N, s, T)
     e, d = blackbox_round(eps, delta, s / N)
@@ -301,7 +301,7 @@ def blackbox_exact_epsilon(eps: float, delta: float, rho: float, T: int, delta_p
 
 
 def rigorous_table_1() -> list[dict]:
-    """Table 1 of 000 beside sound values for the same settings (black-box (0.15, 1e-4) trainer).
+    """Table 1 of Huang et al. (2024) beside sound values for the same settings (black-box (0.15, 1e-4) trainer).
 
     Per cell: the paper's ``eps_prime, delta_prime`` (Theorem 4.2 as printed), ``eps_exact``:
     the exact optimal eps' at the same delta' (:func:`blackbox_exact_epsilon`) and ``eps_advanced``

@@ -1,7 +1,7 @@
 """Rényi-DP accountant (Mironov 2017) for the events of :mod:`.events`.
 
 Conventions. RDP of order ``alpha > 1``: ``eps(alpha) = sup_{D ~ D'} D_alpha(M(D) || M(D'))``;
-the cumulant ``K(alpha) = (alpha - 1) eps(alpha)`` (001 writes ``K_R(lambda)`` with
+the cumulant ``K(alpha) = (alpha - 1) eps(alpha)`` (Han et al. (2024) writes ``K_R(lambda)`` with
 ``lambda = alpha - 1``). Orders live on a fixed grid :data:`DEFAULT_ORDERS`. All formulas are
 vectorised over orders with NumPy (the calibration benchmark needs it) but each is one function
 with its source in the docstring. Derivations: ``proofs_notes/accounting_rdp.md`` and
@@ -120,7 +120,7 @@ def _positive(where: str, name: str, x) -> float:
 def gaussian_rdp(orders, noise_multiplier: float) -> np.ndarray:
     """Gaussian mechanism: ``eps(alpha) = alpha Delta^2 / (2 sigma^2) = alpha / (2 z^2)``.
 
-    Mironov 2017 Prop. 7; 001 Lemma 2 (``K(lambda) = lambda (lambda + 1) Delta^2 / (2 sigma^2)``).
+    Mironov 2017 Prop. 7; Han et al. (2024) Lemma 2 (``K(lambda) = lambda (lambda + 1) Delta^2 / (2 sigma^2)``).
     ``z = sigma / Delta`` with ``Delta`` the sensitivity under the relation in use.
     """
     a = _orders("gaussian_rdp", orders)
@@ -189,7 +189,7 @@ def wbk19_theorem9_log_a(alphas, q: float, eps_int: np.ndarray, eps_inf: float =
               + \sum_{j=3}^{\alpha} q^j \binom{\alpha}{j} e^{(j-1)\epsilon(j)} \min\{2, (e^{\epsilon(\infty)}-1)^j\}.
 
     ``eps_int[j]`` must hold ``eps(j)`` for ``j = 0..max(alphas)`` (entries 0, 1 unused). For the
-    Gaussian ``eps(inf) = inf`` and both inner minima select 2. (001's proof of Lemma 3 prints
+    Gaussian ``eps(inf) = inf`` and both inner minima select 2. (Han et al.'s (2024) proof of Lemma 3 prints
     the sum without the binomial ``C(alpha, j)``: an extraction or transcription slip.)
     Orders up to :data:`WBK19_MAX_ORDER`.
     """
@@ -512,7 +512,7 @@ def mixture_triangle_rdp(orders, shift_common: float, shift_sample: float, p_rar
 
 
 def rdp_to_dp_classical(orders, rdp, delta: float) -> tuple[float, float]:
-    """Classical conversion, Prop. 1 of 001 (Mironov 2017 Prop. 3): ``eps = rdp + log(1/delta)/(alpha-1)``.
+    """Classical conversion, Prop. 1 of Han et al. (2024) (Mironov 2017 Prop. 3): ``eps = rdp + log(1/delta)/(alpha-1)``.
 
     Returns ``(eps, best_order)`` minimised over the orders.
     """
@@ -541,7 +541,7 @@ def rdp_to_dp_improved(orders, rdp, delta: float) -> tuple[float, float]:
 
 
 def lemma_2_moments_bound(lam: float, L0: float, n: int, sigma: float) -> float:
-    """Lemma 2 of 001 as stated: ``K_R(lambda) <= 2 lambda (lambda+1) L0^2 / (n^2 sigma^2)``.
+    """Lemma 2 of Han et al. (2024) as stated: ``K_R(lambda) <= 2 lambda (lambda+1) L0^2 / (n^2 sigma^2)``.
 
     This is exactly the Gaussian cumulant at ``alpha = lambda + 1`` with replace-one sensitivity
     ``2 L0 / n`` of the full-batch mean of ``L0``-Lipschitz terms (sound, tight).
@@ -554,11 +554,11 @@ def lemma_2_moments_bound(lam: float, L0: float, n: int, sigma: float) -> float:
 
 
 def lemma_3_moments_bound(lam: float, L0: float, n: int, b: int, sigma: float) -> float:
-    """Lemma 3 of 001 as stated: ``K_R(lambda) <= 15 (lambda+1) L0^2 / (n^2 sigma^2)``.
+    """Lemma 3 of Han et al. (2024) as stated: ``K_R(lambda) <= 15 (lambda+1) L0^2 / (n^2 sigma^2)``.
 
     Preconditions checked (ValueError if violated): ``sigma^2 >= 4 L0^2 / b^2``, ``b < n``,
     ``lambda <= 2 sigma^2 log(n / (b (lambda+1) (1 + b^2 sigma^2 / (4 L0^2)))) / 3``.
-    001 gives no constant-level proof (it points to [51, Lemma 3.7]); the tests compare it with
+    Han et al. (2024) gives no constant-level proof (it points to [51, Lemma 3.7]); the tests compare it with
     the WBK19 bound it claims to simplify (accounting_rdp.md).
     """
     lam = _positive("lemma_3_moments_bound", "lambda", lam)
