@@ -1,4 +1,4 @@
-"""Property-based contract every manifold of prirfed satisfies (issue 2, DESIGN.md section 3).
+"""Property-based contract every manifold of prirfed satisfies.
 
 Use it by subclassing in a pytest module::
 
@@ -269,7 +269,7 @@ class ManifoldContract:
 
     @given(data=st.data())
     def test_trigonometric_distance_bound(self, data):
-        """Lemma A.2 of 000 / Lemma 1 of 001: a^2 <= zeta(kappa_min, c) b^2 + c^2 - 2 b c cos(A)."""
+        """Lemma A.2 of Huang et al. (2024) / Lemma 1 of Han et al. (2024): a^2 <= zeta(kappa_min, c) b^2 + c^2 - 2 b c cos(A)."""
         M = self.manifold
         x = self.draw_point(data)
         r = self.triangle_radius(x)
@@ -411,8 +411,23 @@ class VerifiedEquivalence:
 
 
 def contract_case(name: str, manifold, *mixins) -> type:
-    """The pytest class ``name`` that runs :class:`ManifoldContract` on ``manifold``, with ``mixins``
-    (classes overriding the draws, e.g. ``small_radius``) first: a contract declaration in one line,
-    ``TestSphereContract = contract_case("TestSphereContract", Sphere(4), SphereDraws)``."""
+    """A pytest class that runs :class:`ManifoldContract` on ``manifold`` (a contract declaration in one line).
+
+    ``TestSphereContract = contract_case("TestSphereContract", Sphere(4), SphereDraws)``.
+
+    Parameters
+    ----------
+    name : str
+        Name of the class (pytest collects classes named ``Test*``).
+    manifold : Manifold
+        The manifold under test.
+    *mixins : type
+        Classes overriding the draws (e.g. ``small_radius``), placed before the contract.
+
+    Returns
+    -------
+    type
+        The test class, defined in the caller's module.
+    """
     module = sys._getframe(1).f_globals.get("__name__", __name__)
     return type(name, (*mixins, ManifoldContract), {"manifold": manifold, "__module__": module})

@@ -4,7 +4,7 @@ Every note in ``proofs_notes/`` starts with a front matter block::
 
     ---
     title: The sphere S^d
-    source: 000 section 6.1; 001 section 5.1
+    source: Huang et al. (2024) section 6.1; Han et al. (2024) section 5.1
     code:
       - prirfed.reference.manifolds.sphere.Sphere.log
     tests:
@@ -33,7 +33,27 @@ MAP_KEYS = ("hashes",)
 
 
 def parse_front_matter(text: str, where: str = "note") -> dict:
-    """Parse the minimal YAML subset used by the notes (scalars, lists of scalars, one-level maps)."""
+    """Parse the front matter of a proofs note (the minimal YAML subset the notes use).
+
+    Scalars, lists of scalars (the keys ``code`` and ``tests``) and one-level maps (``hashes``).
+
+    Parameters
+    ----------
+    text : str
+        The note's text; its first line must be ``---``.
+    where : str, optional
+        Name of the note, used in error messages.
+
+    Returns
+    -------
+    dict
+        The keys of the front matter and their values (str, list of str, or dict of str).
+
+    Raises
+    ------
+    ValueError
+        If there is no front matter, it is not closed, or a line cannot be read.
+    """
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         raise ValueError(f"{where}: no front matter (the first line must be '---')")
@@ -64,7 +84,25 @@ def parse_front_matter(text: str, where: str = "note") -> dict:
 
 
 def resolve(dotted: str):
-    """Import the longest module prefix of ``dotted`` and walk attributes for the rest."""
+    """The object a dotted name refers to: import its longest module prefix, then walk attributes.
+
+    Parameters
+    ----------
+    dotted : str
+        A dotted name such as ``prirfed.reference.manifolds.sphere.Sphere.log``.
+
+    Returns
+    -------
+    object
+        The module, class, function or attribute named.
+
+    Raises
+    ------
+    ImportError
+        If no prefix of ``dotted`` can be imported.
+    AttributeError
+        If an attribute after the module prefix does not exist.
+    """
     parts = dotted.split(".")
     for i in range(len(parts), 0, -1):
         try:
@@ -78,11 +116,41 @@ def resolve(dotted: str):
 
 
 def source_hash(obj) -> str:
+    """First 16 hex digits of the SHA-256 of an object's source (the staleness flag of a note).
+
+    A Numba dispatcher is hashed through its Python function, a decorated function through the
+    function it wraps.
+
+    Parameters
+    ----------
+    obj : object
+        A function, class or method.
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits.
+    """
     target = inspect.unwrap(getattr(obj, "py_func", obj))
     return hashlib.sha256(inspect.getsource(target).encode()).hexdigest()[:16]
 
 
 def update(path: Path) -> None:
+    """Rewrite the ``hashes`` block of a note's front matter with the current source hashes of its ``code``.
+
+    Run it after re-reading a note whose code changed:
+    ``python -m prirfed.testing.notes --update proofs_notes/NOTE.md``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The note to update (rewritten in place).
+
+    Raises
+    ------
+    ValueError
+        If the note's front matter cannot be read.
+    """
     text = path.read_text()
     meta = parse_front_matter(text, str(path))
     lines = text.splitlines()

@@ -14,7 +14,24 @@ __all__ = ["gaussian", "activate", "stitched_without_replacement"]
 
 
 def gaussian(z: float, pessimistic: bool = True, h: float = 1e-4, q: float = 1.0):
-    """dp-accounting's PLD of N(0, z^2) vs N(1, z^2); for ``q < 1`` its Poisson remove/add pair."""
+    """dp-accounting's PLD of :math:`N(0, z^2)` against :math:`N(1, z^2)`; for ``q < 1`` its Poisson-subsampled remove/add pair.
+
+    Parameters
+    ----------
+    z : float
+        Noise standard deviation in units of the sensitivity.
+    pessimistic : bool, optional
+        Pessimistic (upper-bound) rounding and connect-the-dots, else optimistic (default True).
+    h : float, optional
+        Value discretisation interval (default 1e-4).
+    q : float, optional
+        Poisson sampling probability (default 1, no sampling).
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The peer library's PLD.
+    """
     from dp_accounting.pld import privacy_loss_distribution as dpld
 
     return dpld.from_gaussian_mechanism(z, sensitivity=1.0, value_discretization_interval=h, pessimistic_estimate=pessimistic,
@@ -22,17 +39,49 @@ def gaussian(z: float, pessimistic: bool = True, h: float = 1e-4, q: float = 1.0
 
 
 def activate(pld, rho: float, pessimistic: bool = True, h: float = 1e-4):
-    """``(1 - rho) identity + rho pld``: the activation with a disjoint U (the coupling pair when rho = q)."""
+    r"""The activation :math:`(1 - \rho)\,\mathrm{identity} + \rho\,\mathrm{pld}` with a disjoint U, in dp-accounting (the coupling pair when :math:`\rho = q`).
+
+    Parameters
+    ----------
+    pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The PLD of the activated mechanism.
+    rho : float
+        Activation probability.
+    pessimistic : bool, optional
+        Rounding of the identity PLD (default True).
+    h : float, optional
+        Value discretisation interval (default 1e-4).
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The mixture.
+    """
     from dp_accounting.pld import privacy_loss_distribution as dpld
 
     return pld if rho == 1 else pld.compute_mixture(dpld.identity(h, pessimistic), rho)
 
 
 def stitched_without_replacement(z: float, q: float, h: float = 1e-4):
-    """prirfed's replace-one without-replacement pair (proofs_notes/accounting_pld.md), built from
-    dp-accounting's own pessimistic remove PMF of the Poisson pair: the positive losses of the remove
-    pair, their mirror image on the negative side (P-mass at -l is e^{-l} times the mass at +l), the
-    rest at 0."""
+    """prirfed's replace-one without-replacement pair (proofs note ``accounting_pld``) built from dp-accounting's pessimistic remove PMF of the Poisson pair.
+
+    The positive losses of the remove pair, their mirror image on the negative side (the mass at
+    :math:`-l` is :math:`e^{-l}` times the mass at :math:`+l`), the rest at 0.
+
+    Parameters
+    ----------
+    z : float
+        Noise standard deviation in units of the sensitivity.
+    q : float
+        Sampling ratio.
+    h : float, optional
+        Value discretisation interval (default 1e-4).
+
+    Returns
+    -------
+    dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
+        The symmetric pair, as a dp-accounting PLD.
+    """
     from dp_accounting.pld import privacy_loss_distribution as dpld
 
     rem = gaussian(z, q=q, h=h)._pmf_remove

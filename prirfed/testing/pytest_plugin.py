@@ -70,8 +70,27 @@ if settings is not None:
 
 
 def selected_profile(option: str | None, environ: dict, ini: str | None) -> tuple[str | None, str]:
-    """The profile to load and where it came from: the command line option, then ``environ``'s
-    :data:`ENV_VAR`, then the ini option; ``(None, "")`` when none is set."""
+    """The Hypothesis profile to load and where the choice came from.
+
+    The command-line option wins, then the environment variable :data:`ENV_VAR`, then the ini
+    option :data:`INI_OPTION`.
+
+    Parameters
+    ----------
+    option : str or None
+        Value of ``--hypothesis-profile``.
+    environ : dict
+        The environment (``os.environ``).
+    ini : str or None
+        Value of the ini option.
+
+    Returns
+    -------
+    profile : str or None
+        The profile's name, None when none is set.
+    origin : str
+        ``"--hypothesis-profile"``, the variable's or the ini option's name, or ``""``.
+    """
     if option:
         return option, "--hypothesis-profile"
     if environ.get(ENV_VAR):
