@@ -1,6 +1,6 @@
-"""Region covariance descriptors (Tuzel, Porikli & Meer, ECCV 2006) — the SPD data of 000 §6.2.
+"""Region covariance descriptors (Tuzel, Porikli & Meer, ECCV 2006) — the SPD data of Huang et al. (2024) §6.2.
 
-000 §6.2: "Each image in PATHMNIST is transformed into a 9 × 9 SPD matrix by the covariance
+Huang et al. (2024) §6.2: "Each image in PATHMNIST is transformed into a 9 × 9 SPD matrix by the covariance
 descriptor [TPM06]". The 9-dimensional per-pixel feature of TPM06 (§4, object detection) is
 
     F(x, y) = [x, y, R, G, B, |I_x|, |I_y|, |I_xx|, |I_yy|]
@@ -10,7 +10,7 @@ texture features are the 7-dimensional gray-scale variant ``[x, y, I, |I_x|, |I_
 The descriptor is the sample covariance ``C = 1/(n−1) Σ_k (z_k − μ)(z_k − μ)ᵀ`` over the region's
 pixels (TPM06 eq. (2)), plus ``ε I`` so that it is positive definite even on flat images.
 
-Choices 000 does not state (ours, explicit, see proofs_notes/data_real.md): features on the
+Choices Huang et al. (2024) does not state (ours, explicit, see proofs_notes/data_real.md): features on the
 interior pixels only (where both filters are defined, so no padding convention is needed);
 ``x`` is the column index and ``y`` the row index in pixel units; intensity
 ``I = (R + G + B)/3``; pixel values as given (the PathMNIST helper divides uint8 by 255);
@@ -79,7 +79,7 @@ def pixel_features(image, features: str = "rgb9") -> np.ndarray:
 def covariance_descriptor(image, features: str = "rgb9", eps: float = 1e-6) -> np.ndarray:
     """Region covariance ``C = 1/(n−1) Σ_k (z_k − μ)(z_k − μ)ᵀ + ε I`` of :func:`pixel_features` (TPM06 eq. (2)).
 
-    ``rgb9`` gives the 9 × 9 SPD matrix of 000 §6.2. ``eps > 0`` is required: without it a
+    ``rgb9`` gives the 9 × 9 SPD matrix of Huang et al. (2024) §6.2. ``eps > 0`` is required: without it a
     constant feature (e.g. ``|I_xx| ≡ 0`` on a linear ramp) makes ``C`` singular.
     """
     where = "covariance_descriptor"
@@ -97,7 +97,7 @@ def covariance_descriptor(image, features: str = "rgb9", eps: float = 1e-6) -> n
 def covariance_descriptors(images, features: str = "rgb9", eps: float = 1e-6, scale: float | None = 255.0) -> np.ndarray:
     """Descriptors of a stack of images ``(m, H, W[, 3])`` → ``(m, k, k)``; uint8 pixels divided by ``scale``.
 
-    The PathMNIST pipeline of 000 §6.2: ``covariance_descriptors(load_pathmnist(path)[0])``.
+    The PathMNIST pipeline of Huang et al. (2024) §6.2: ``covariance_descriptors(load_pathmnist(path)[0])``.
     """
     imgs = np.asarray(images)
     if imgs.ndim < 3:

@@ -1,17 +1,17 @@
-"""Partitioning of a data set into N agents (the federated split D = D_1 ∪ … ∪ D_N of 000 §2).
+"""Partitioning of a data set into N agents (the federated split D = D_1 ∪ … ∪ D_N of Huang et al. (2024) §2).
 
 Every function returns a list of ``N`` integer index arrays ``parts`` with
 
 - every selected record in exactly one agent (the ``parts`` are pairwise disjoint),
 - no empty agent (an agent with ``N_i = 0`` makes ``p_i = N_i / Σ N_j = 0`` and ``f_i``
-  undefined in (6.1)–(6.3) of 000, so it is refused with ``ValueError``),
+  undefined in (6.1)–(6.3) of Huang et al. (2024), so it is refused with ``ValueError``),
 - all randomness from the caller's ``numpy.random.Generator`` (same seed, same split).
 
-Sizes used in the papers: 000 §6.1 MNIST ``(N, N_i) ∈ {(50, 1200), (60, 1000), (80, 750),
-(100, 600)}`` of 60,000 images; 000 §6.2 PathMNIST ``(50, 400)``, ``(100, 200)`` of 20,000 images
-chosen at random from 89,996; 000 §6.3 WordNet ``N = 9, N_i = 131``; 002 §5.2–5.3 equal splits
+Sizes used in the papers: Huang et al. (2024) §6.1 MNIST ``(N, N_i) ∈ {(50, 1200), (60, 1000), (80, 750),
+(100, 600)}`` of 60,000 images; Huang et al. (2024) §6.2 PathMNIST ``(50, 400)``, ``(100, 200)`` of 20,000 images
+chosen at random from 89,996; Huang et al. (2024) §6.3 WordNet ``N = 9, N_i = 131``; Li and Ma (2023) §5.2–5.3 equal splits
 of 10,000 points and of Iris/Wine into 10 agents. Unequal sizes (``p_i`` not all equal) are
-allowed by (2.1) of 000 and offered here as given sizes or a Dirichlet draw.
+allowed by (2.1) of Huang et al. (2024) and offered here as given sizes or a Dirichlet draw.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def partition_sizes(n_records: int, sizes, rng: np.random.Generator, *, shuffle:
 
     A uniformly random permutation of the records (``shuffle=True``) is cut into consecutive
     blocks of lengths ``sizes``; when ``Σ N_i < n_records`` the remaining records are left out
-    (a uniformly random subset of ``Σ N_i`` records is used, as 000 §6.2 does with 20,000 of the
+    (a uniformly random subset of ``Σ N_i`` records is used, as Huang et al. (2024) §6.2 does with 20,000 of the
     PathMNIST images). ``shuffle=False`` cuts ``0, 1, …`` in order (no randomness used).
     """
     where = "partition_sizes"
@@ -81,7 +81,7 @@ def partition_equal(
 
     Without ``n_per_agent`` every record is used and ``n_records`` must be divisible by
     ``n_agents`` (no record is silently dropped); with it, ``N · n_per_agent`` records are drawn
-    uniformly without replacement (000 §6.2: 20,000 of 89,996 PathMNIST images).
+    uniformly without replacement (Huang et al. (2024) §6.2: 20,000 of 89,996 PathMNIST images).
     """
     where = "partition_equal"
     n_records = _positive_int(where, "n_records", n_records)

@@ -5,11 +5,11 @@ scikit-learn). :func:`shared_data_dir` finds the project's shared data folder fo
 (``$PRIRFED_DATA`` or ``../shared/data`` next to the repository) and returns ``None`` when absent.
 
 - MNIST (IDX files, raw or gzip): :func:`read_idx`, :func:`load_mnist`, :func:`mnist_vectors`
-  (000 §6.1: each 28×28 image is a vector in R^784 = R^{d+1}).
+  (Huang et al. (2024) §6.1: each 28×28 image is a vector in R^784 = R^{d+1}).
 - Iris, Wine, 8×8 digits from scikit-learn: :func:`load_iris`, :func:`load_wine`, :func:`load_digits`
-  (002 §5.3 uses Iris (d = 4) and Wine (d = 13)).
-- PathMNIST (MedMNIST ``.npz`` layout): :func:`load_pathmnist` (000 §6.2).
-- kPCA local matrices of 002 (3): :func:`kpca_local_matrices`; :func:`center`, :func:`standardize`.
+  (Li and Ma (2023) §5.3 uses Iris (d = 4) and Wine (d = 13)).
+- PathMNIST (MedMNIST ``.npz`` layout): :func:`load_pathmnist` (Huang et al. (2024) §6.2).
+- kPCA local matrices of Li and Ma (2023) (3): :func:`kpca_local_matrices`; :func:`center`, :func:`standardize`.
 """
 
 from __future__ import annotations
@@ -161,11 +161,11 @@ def load_mnist(images_path, labels_path, *, max_bytes: int = MAX_BYTES) -> tuple
 
 
 def mnist_vectors(images, *, scale: float | None = 255.0, center: bool = False) -> np.ndarray:
-    """Images as rows ``z_j ∈ R^{784}`` (000 §6.1: ``d + 1 = 28² = 784``), float64.
+    """Images as rows ``z_j ∈ R^{784}`` (Huang et al. (2024) §6.1: ``d + 1 = 28² = 784``), float64.
 
     ``scale`` divides the pixels (default 255, so ``z_j ∈ [0, 1]^{784}`` and ``z_jᵀz_j ≤ 784``);
-    000 states no normalisation, so the choice is ours and explicit (``scale=None`` keeps 0..255).
-    ``center=True`` subtracts the mean image (001's samples in (2) are "zero-centered"; 000 is silent).
+    Huang et al. (2024) states no normalisation, so the choice is ours and explicit (``scale=None`` keeps 0..255).
+    ``center=True`` subtracts the mean image (Han et al.'s (2024) samples in (2) are "zero-centered"; Huang et al. (2024) is silent).
     """
     a = np.asarray(images)
     if a.ndim < 2:
@@ -235,7 +235,7 @@ def load_pathmnist(path, split: str = "train", *, max_bytes: int = MAX_BYTES) ->
 
     Layout (MedMNIST v2, Yang et al. 2023): keys ``{split}_images`` (uint8, ``(n, 28, 28, 3)`` for
     PathMNIST at 28 px) and ``{split}_labels`` (``(n, 1)`` integers, 9 tissue classes 0..8) for
-    ``split`` in train/val/test. The full PathMNIST has 89,996 + 10,004 + 7,180 images; 000 §6.2
+    ``split`` in train/val/test. The full PathMNIST has 89,996 + 10,004 + 7,180 images; Huang et al. (2024) §6.2
     quotes 89,996 (the training split).
 
     Cap (issue 19): the two members' sizes are read from their .npy headers before any data, and
@@ -306,9 +306,9 @@ def standardize(X) -> np.ndarray:
 
 
 def kpca_local_matrices(X, parts) -> list[np.ndarray]:
-    """The agents' matrices of 002 (3): ``A_i = Σ_{j ∈ D_i} x_j x_jᵀ = X_iᵀ X_i`` (rows of ``X`` are records).
+    """The agents' matrices of Li and Ma (2023) (3): ``A_i = Σ_{j ∈ D_i} x_j x_jᵀ = X_iᵀ X_i`` (rows of ``X`` are records).
 
-    002 writes ``A_i = X_i X_iᵀ`` with the records as columns of ``X_i ∈ R^{d×p}`` and calls it
+    Li and Ma (2023) writes ``A_i = X_i X_iᵀ`` with the records as columns of ``X_i ∈ R^{d×p}`` and calls it
     the covariance of agent i's data; it says nothing about centring, scaling or dividing by
     ``p``, so this function does none of them: centre or standardise ``X`` first if wanted.
     """

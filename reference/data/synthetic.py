@@ -1,12 +1,12 @@
 """Synthetic data of the papers' experiments (see proofs_notes/data_generators.md).
 
-- :func:`eigengap_data` — the sphere-PCA samples of 001 §5.1 and 000 §6.1 (after Shamir 2015),
+- :func:`eigengap_data` — the sphere-PCA samples of Han et al. (2024) §5.1 and Huang et al. (2024) §6.1 (after Shamir 2015),
   in two named variants: ``"paper"`` (the printed Σ, the default) and ``"authors_code"`` (the Σ
   of DP-RiemOpt ``pca_sphere.m``; ERRATA lead 13).
 - :func:`wishart_identity` and :func:`bounded_wishart` — SPD samples ``W(I_r/r, r)`` kept only
-  inside the affine-invariant ball ``dist(I, X) < D_W`` (001 §5.2, 000 §6.2, after Reimherr,
+  inside the affine-invariant ball ``dist(I, X) < D_W`` (Han et al. (2024) §5.2, Huang et al. (2024) §6.2, after Reimherr,
   Bharath & Soto 2021).
-- :func:`kpca_gaussian_data` — the Gaussian kPCA data of 002 §5.2 (``X_i`` with i.i.d. N(0, 1)
+- :func:`kpca_gaussian_data` — the Gaussian kPCA data of Li and Ma (2023) §5.2 (``X_i`` with i.i.d. N(0, 1)
   entries, ``A_i = X_i X_iᵀ``).
 
 All randomness comes from the caller's ``numpy.random.Generator``.
@@ -62,7 +62,7 @@ def _variant(where: str, variant: str) -> tuple[float, ...]:
 
 
 def eigengap_singular_values(d: int, nu: float, rng: np.random.Generator, variant: str = "paper") -> np.ndarray:
-    """Diagonal of Σ ∈ R^{(d+1)×(d+1)} of 001 §5.1 / 000 §6.1, in the order written.
+    """Diagonal of Σ ∈ R^{(d+1)×(d+1)} of Han et al. (2024) §5.1 / Huang et al. (2024) §6.1, in the order written.
 
     ``variant="paper"``: ``(1, 1 − 1.1ν, 1 − 1.2ν, 1 − 1.3ν, 1 − 1.4ν, |y_1|/(d+1), …, |y_{d−4}|/(d+1))``;
     ``variant="authors_code"``: ``(1, 1 − ν, 1 − 1.1ν, …, 1 − 1.4ν, |y_1|/(d+1), …, |y_{d−5}|/(d+1))``,
@@ -100,7 +100,7 @@ def random_column_orthonormal(rows: int, cols: int, rng: np.random.Generator) ->
 class EigengapData:
     """``Z = U Σ V`` (rows ``z_jᵀ``), with the factors that make its spectrum a known answer.
 
-    ``A = ZᵀZ / n = Vᵀ diag(σ²/n) V`` (the matrix of (2) in 001 and of f_i in (6.1) of 000), so the
+    ``A = ZᵀZ / n = Vᵀ diag(σ²/n) V`` (the matrix of (2) in Han et al. (2024) and of f_i in (6.1) of Huang et al. (2024)), so the
     eigenvalues of ``A`` are ``σ_k² / n`` and, when ``σ_1 = 1`` is the strict maximum, the leading
     eigenvector is the first row of ``V`` (up to sign).
     """
@@ -114,7 +114,7 @@ class EigengapData:
 
     @property
     def A(self) -> np.ndarray:
-        """``A = (1/n) Σ_j z_j z_jᵀ = ZᵀZ / n`` (Theorem 6 of 001)."""
+        """``A = (1/n) Σ_j z_j z_jᵀ = ZᵀZ / n`` (Theorem 6 of Han et al. (2024))."""
         return self.Z.T @ self.Z / self.Z.shape[0]
 
     @property
@@ -124,22 +124,22 @@ class EigengapData:
 
     @property
     def leading_eigenvector(self) -> np.ndarray:
-        """Row of ``V`` that belongs to the largest ``σ_k`` (the minimiser of (2) of 001, up to sign)."""
+        """Row of ``V`` that belongs to the largest ``σ_k`` (the minimiser of (2) of Han et al. (2024), up to sign)."""
         return self.V[int(np.argmax(self.sigma))].copy()
 
     @property
     def eigengap(self) -> float:
-        """``λ_1 − λ_2`` of ``A`` (the ν of Theorem 6 of 001 is this number; see the note)."""
+        """``λ_1 − λ_2`` of ``A`` (the ν of Theorem 6 of Han et al. (2024) is this number; see the note)."""
         ev = self.eigenvalues
         return float(ev[0] - ev[1])
 
 
 def eigengap_data(n: int, d: int, nu: float, rng: np.random.Generator, variant: str = "paper") -> EigengapData:
-    """Samples ``Z = U Σ V ∈ R^{n×(d+1)}`` of 001 §5.1 (and of one agent in 000 §6.1).
+    """Samples ``Z = U Σ V ∈ R^{n×(d+1)}`` of Han et al. (2024) §5.1 (and of one agent in Huang et al. (2024) §6.1).
 
     ``U`` is ``n × (d+1)`` and ``V`` is ``(d+1) × (d+1)``, both Haar random with orthonormal
     columns; ``Σ`` from :func:`eigengap_singular_values`. So ``Z`` has singular values ``Σ``
-    ("Z has the same spectrum as Σ", 001). Needs ``n ≥ d + 1``. Draw order: Σ's Gaussians, U, V.
+    ("Z has the same spectrum as Σ", Han et al. (2024)). Needs ``n ≥ d + 1``. Draw order: Σ's Gaussians, U, V.
     """
     where = "eigengap_data"
     n = _int_at_least(where, "n", n, 1)
@@ -153,9 +153,9 @@ def eigengap_data(n: int, d: int, nu: float, rng: np.random.Generator, variant: 
 
 
 def federated_eigengap_data(sizes, d: int, nu: float, rng: np.random.Generator, variant: str = "paper") -> list[EigengapData]:
-    """One independent :func:`eigengap_data` per agent: ``Z_i = U_i Σ_i V_i`` (000 §6.1, as printed).
+    """One independent :func:`eigengap_data` per agent: ``Z_i = U_i Σ_i V_i`` (Huang et al. (2024) §6.1, as printed).
 
-    000 draws ``Σ_i, U_i, V_i`` per agent, so agents have different leading eigenvectors
+    Huang et al. (2024) draws ``Σ_i, U_i, V_i`` per agent, so agents have different leading eigenvectors
     (heterogeneous data); the global ``A = Σ_i p_i Z_iᵀZ_i / N_i`` has no closed-form spectrum.
     """
     where = "federated_eigengap_data"
@@ -203,7 +203,7 @@ class BoundedWishart:
 def bounded_wishart(n: int, r: int, D_W: float, rng: np.random.Generator, *, max_draws: int | None = None) -> BoundedWishart:
     """``n`` draws of ``W(I_r/r, r)`` conditioned on ``dist(I_r, X) < D_W`` (rejection sampling).
 
-    001 §5.2 (``r = 2``, ``D_W = 1``) and 000 §6.2 (``W(I_d/d, d)``, ``D_W = 1``) after RBS21;
+    Han et al. (2024) §5.2 (``r = 2``, ``D_W = 1``) and Huang et al. (2024) §6.2 (``W(I_d/d, d)``, ``D_W = 1``) after RBS21;
     ``mean_spd.m`` of the authors keeps a draw when ``M.dist(eye(r), X) < tol`` with
     ``tol = D_W``. So ``D_W`` is the *radius* of a ball around ``I`` (pairwise distances are at
     most ``2 D_W``; the sensitivity ``2 D_W / n`` of RBS21 Theorem 2 uses the radius). Draws are
@@ -238,16 +238,16 @@ def bounded_wishart(n: int, r: int, D_W: float, rng: np.random.Generator, *, max
 
 @dataclass(frozen=True)
 class KPCAData:
-    """Agents' data ``X_i ∈ R^{d×p}`` (columns are points) and ``A_i = X_i X_iᵀ`` (002 §5.2)."""
+    """Agents' data ``X_i ∈ R^{d×p}`` (columns are points) and ``A_i = X_i X_iᵀ`` (Li and Ma (2023) §5.2)."""
 
     X: list
     A: list
 
 
 def kpca_gaussian_data(n: int, p: int, d: int, rng: np.random.Generator) -> KPCAData:
-    """Gaussian kPCA data of 002 §5.2: ``n`` agents, ``X_i ∈ R^{d×p}`` with i.i.d. N(0, 1) entries, ``A_i := X_i X_iᵀ``.
+    """Gaussian kPCA data of Li and Ma (2023) §5.2: ``n`` agents, ``X_i ∈ R^{d×p}`` with i.i.d. N(0, 1) entries, ``A_i := X_i X_iᵀ``.
 
-    002 uses ``d = 100`` (PCA) or ``200`` (kPCA), ``n·p = 10000``. 002 neither centres nor divides
+    Li and Ma (2023) uses ``d = 100`` (PCA) or ``200`` (kPCA), ``n·p = 10000``. Li and Ma (2023) neither centres nor divides
     by ``p`` (``E[A_i] = p I_d``); the objective (3) is ``f_i(X) = −½ tr(Xᵀ A_i X)``.
     """
     where = "kpca_gaussian_data"

@@ -1,19 +1,19 @@
-"""WordNet mammal closure and the hyperbolic structured prediction (HSP) data of 000 §6.3.
+"""WordNet mammal closure and the hyperbolic structured prediction (HSP) data of Huang et al. (2024) §6.3.
 
 Pipeline (see proofs_notes/data_hsp.md):
 
 1. :func:`load_mammal_closure` — the transitive closure of the WordNet noun hierarchy under
-   ``mammal.n.01`` (``child<TAB>ancestor`` lines; 000 §6.3: 1180 nodes, 6540 edges).
+   ``mammal.n.01`` (``child<TAB>ancestor`` lines; Huang et al. (2024) §6.3: 1180 nodes, 6540 edges).
 2. :func:`train_lorentz_embedding` — a 2-D hyperbolic embedding ``y_i ∈ H²`` of the closure,
    trained by Riemannian SGD on the loss of Nickel & Kiela (2017, eq. (6); 2018 in the Lorentz
-   model) with negative sampling. 000 uses the NK17 pretrained embedding; we train our own.
+   model) with negative sampling. Huang et al. (2024) uses the NK17 pretrained embedding; we train our own.
 3. :func:`laplacian_eigenmap` — features ``w_i ∈ R^r`` (``r = 3``) of the closure graph by the
    Laplacian eigenmap of Belkin & Niyogi (2003): ``L f = λ D f``, the eigenvectors of the
    ``r`` smallest non-zero ``λ``.
-4. :func:`hsp_dataset` — the pairs ``{(w_i, y_i)}`` and the split of 000 §6.3 ("primate" is
+4. :func:`hsp_dataset` — the pairs ``{(w_i, y_i)}`` and the split of Huang et al. (2024) §6.3 ("primate" is
    the test word, the remaining 1179 = 9 × 131 nodes train).
 
-The Lorentz model is that of 000 §6.3: ``⟨x, y⟩_L = xᵀy − 2 x₀y₀``, ``H^d = {⟨x, x⟩_L = −1, x₀ > 0}``.
+The Lorentz model is that of Huang et al. (2024) §6.3: ``⟨x, y⟩_L = xᵀy − 2 x₀y₀``, ``H^d = {⟨x, x⟩_L = −1, x₀ > 0}``.
 Training needs the geometry on batches of thousands of pairs at once, so the few formulas it uses
 are vectorised over rows in :mod:`prirfed.reference.manifolds.lorentz_rows` (``inner_rows``,
 ``dist_rows``, ``exp_rows``, ``grad_dist_rows``); they are the formulas of
@@ -74,7 +74,7 @@ def load_mammal_closure(path, *, root: str = "mammal.n.01", descendants_only: bo
     ``descendants_only=True`` keeps only ``root`` and the nodes with an edge to ``root`` (in a
     closure that is exactly the set of descendants of ``root``), and the edges among them. The
     shared file has one stray edge ``packhorse.n.01 → pack_animal.n.01`` (``pack_animal`` is not a
-    mammal); dropping it gives the 1180 nodes and 6540 edges quoted in 000 §6.3.
+    mammal); dropping it gives the 1180 nodes and 6540 edges quoted in Huang et al. (2024) §6.3.
     ``descendants_only=False`` keeps the file as it is (1181 nodes, 6541 edges).
     Raises ``ValueError`` naming the file on a malformed line (with its number), a self-loop, a
     repeated edge, text that is not UTF-8, or a file larger than ``max_bytes`` (default
@@ -128,7 +128,7 @@ def load_mammal_closure(path, *, root: str = "mammal.n.01", descendants_only: bo
 
 
 def adjacency(closure: MammalClosure, *, self_loops: bool = False) -> np.ndarray:
-    """Symmetric 0/1 adjacency ``W`` of the closure graph ("the adjacency matrix formed by the edges", 000 §6.3).
+    """Symmetric 0/1 adjacency ``W`` of the closure graph ("the adjacency matrix formed by the edges", Huang et al. (2024) §6.3).
 
     ``self_loops=True`` adds ``I`` as the authors' ``dp_hsp.py`` does (it changes ``D`` by ``I``
     and so the eigenmap; the paper does not mention it).
@@ -305,7 +305,7 @@ def mean_rank(closure: MammalClosure, Y) -> float:
 
 @dataclass(frozen=True)
 class HSPData:
-    """The HSP data of 000 §6.3: features ``w`` (n, r), targets ``y`` (n, d+1) on ``H^d``, names,
+    """The HSP data of Huang et al. (2024) §6.3: features ``w`` (n, r), targets ``y`` (n, d+1) on ``H^d``, names,
     the test index (the word "primate") and the training indices (all others, in id order)."""
 
     w: np.ndarray
@@ -326,7 +326,7 @@ def hsp_dataset(
     self_loops: bool = False,
     **train_kwargs,
 ) -> HSPData:
-    """Build ``{(w_i, y_i)} ⊂ R^r × H²`` of 000 §6.3 from the closure.
+    """Build ``{(w_i, y_i)} ⊂ R^r × H²`` of Huang et al. (2024) §6.3 from the closure.
 
     ``y`` is ``embedding`` if given (e.g. pretrained NK17 points in the Lorentz model), else
     :func:`train_lorentz_embedding` ``(closure, rng, **train_kwargs)``; ``w`` is

@@ -42,7 +42,7 @@ AUTO_RECORD_FACTOR = 20
 
 
 class FederatedProblem(Protocol):
-    """What a trainer reads of a problem: Problem (2.1) of 000, f(x) = sum_i p_i f_i(x),
+    """What a trainer reads of a problem: Problem (2.1) of Huang et al. (2024), f(x) = sum_i p_i f_i(x),
     f_i(x) = (1/N_i) sum_j f_{i,j}(x). Implemented by
     :class:`prirfed.reference.problems.base.FederatedProblem` and every problem class.
     """
@@ -66,7 +66,7 @@ def error_to_optimum(problem, x) -> float:
     """The distance to the optimum that the papers plot.
 
     Sphere PCA: the angle between the lines spanned by x and x* (the eigenvector is defined up to
-    sign); Stiefel kPCA: the sum of principal angles to the optimal subspace (002 section 5);
+    sign); Stiefel kPCA: the sum of principal angles to the optimal subspace (Li and Ma (2023) section 5);
     otherwise dist(x, x*), or NaN when the optimum is unknown.
     """
     if hasattr(problem, "angle_to_optimum"):
@@ -144,7 +144,7 @@ def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
 
 def round_settings(where: str, problem, T, per_round, name: str, option, aggregation) -> tuple[int, int]:
     """The settings every federated trainer checks the same way: T >= 1 rounds, ``per_round`` (named
-    ``name``: s of 000, k of 002) agents per round in [1, N], Option 1 or 2, and the aggregation
+    ``name``: s of Huang et al. (2024), k of Li and Ma (2023)) agents per round in [1, N], Option 1 or 2, and the aggregation
     ("tangent" (3.2) / (8) or "karcher" (3.1) / (7)). Returns (T, per_round) as ints."""
     T = check_int(where, "T", T)
     per_round = check_int(where, name, per_round, 1, problem.N)

@@ -1,12 +1,12 @@
-"""The baselines 001 compares DP-RGD against: DP-PGD (section 5.1) and DP-FM (section 5.2).
+"""The baselines Han et al. (2024) compares DP-RGD against: DP-PGD (section 5.1) and DP-FM (section 5.2).
 
 - DP-PGD: projected gradient descent on the sphere with Gaussian noise in the *ambient* space,
   w_{t+1} = (w_t - eta zeta_t) / ||w_t - eta zeta_t||, zeta_t = grad_E F(w_t) + eps_t,
-  eps_t ~ N(0, sigma^2 I_{d+1}). 001 prints w_t + zeta_t (a sign slip for a minimisation, and
+  eps_t ~ N(0, sigma^2 I_{d+1}). Han et al. (2024) prints w_t + zeta_t (a sign slip for a minimisation, and
   no step size although it states eta = 0.2 for both methods).
 - DP-FM (Reimherr, Bharath, Soto 2021): output perturbation of the Frechet mean on SPD with the
   intrinsic Riemannian Laplace law p(X) ~ exp(-dist(X, W_hat) / sigma) (density with respect to
-  the Riemannian volume), sigma = Delta / eps, Delta = 2 D_W / n (001 section 5.2, [42, Thm 2]).
+  the Riemannian volume), sigma = Delta / eps, Delta = 2 D_W / n (Han et al. (2024) section 5.2, [42, Thm 2]).
   Sampled by affine invariance and polar coordinates (Hajri et al. 2016; Said et al. 2017):
   X = W_hat^{1/2} U diag(exp(lambda)) U^T W_hat^{1/2}, U Haar on O(n), and lambda in R^n with
   density proportional to exp(-||lambda||_2 / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2),
@@ -40,7 +40,7 @@ __all__ = ["dp_pgd", "dp_frechet_mean", "sample_spd_laplace_eigenvalues", "haar_
 
 
 def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every="auto", keep_iterates=False):
-    """DP-PGD of 001 section 5.1 on the sphere (noise in the ambient space R^{d+1}).
+    """DP-PGD of Han et al. (2024) section 5.1 on the sphere (noise in the ambient space R^{d+1}).
 
     Uses the problem's per-sample Euclidean gradients ``egrad_ij`` (clipped in the Euclidean norm
     when ``tau`` < inf) on a batch of size b drawn without replacement from the pooled data.
@@ -115,7 +115,7 @@ def laplace_sigma_max(n: int) -> float:
     direction u (sorted), the product grows like exp(sum_{i<j} (u_j - u_i) R / 2) = exp(c . u R / 2),
     c_k = 2k - n - 1, whose maximum over unit u is ||c|| = sqrt(n (n^2 - 1) / 3). The integral
     converges iff 1 / sigma > ||c|| / 2: sigma < 2 / sqrt(n (n^2 - 1) / 3) (sqrt 2 for n = 2;
-    no bound for n = 1). 001 section 5.2 does not state this bound; its sigma = 2 D_W / (n eps)
+    no bound for n = 1). Han et al. (2024) section 5.2 does not state this bound; its sigma = 2 D_W / (n eps)
     with D_W = 1, eps = 0.1 exceeds it for sample sizes n <= 14 (proofs_notes/algorithm_baselines_001.md).
     """
     n = check_int("laplace_sigma_max", "n", n)
@@ -150,10 +150,10 @@ def sample_spd_laplace_eigenvalues(n: int, sigma: float, rng, n_steps: int = 200
 
 
 def dp_frechet_mean(problem, eps, D, rng, *, n_steps=2000, tol=1e-12, W_hat=None):
-    """DP-FM of 001 section 5.2: Frechet mean W_hat perturbed by the Riemannian Laplace law on SPD.
+    """DP-FM of Han et al. (2024) section 5.2: Frechet mean W_hat perturbed by the Riemannian Laplace law on SPD.
 
     sigma = Delta / eps with Delta = 2 D / n (the sensitivity of the Frechet mean of n points in a
-    ball of diameter D on a Hadamard manifold, [42, Thm 2] as quoted by 001). Pure eps-DP.
+    ball of diameter D on a Hadamard manifold, [42, Thm 2] as quoted by Han et al. (2024)). Pure eps-DP.
     Returns a TrainResult whose ``info`` holds W_hat, sigma and Delta.
     """
     from prirfed.reference.manifolds.spd import SPD

@@ -1,4 +1,4 @@
-"""Private local training of one agent: DP-RSGD (Algorithm 2 of 000) and DP-RSVRG (Algorithm 3 of 000).
+"""Private local training of one agent: DP-RSGD (Algorithm 2 of Huang et al. (2024)) and DP-RSVRG (Algorithm 3 of Huang et al. (2024)).
 
 Each function reads like its algorithm box; line numbers refer to the box. Randomness (the
 contract with the verified twins; the policy in :mod:`prirfed.reference.randomness`): a local
@@ -14,7 +14,7 @@ itself. In that stream, in order:
   sigma > 0; after the loops, Option 2 draws one ``integers(0, K * m)``.
 
 sigma = 0 draws no noise (the non-private trainers); tau = inf disables clipping;
-``maps="retraction"`` replaces Exp/Log by the manifold's retraction and its inverse (as 002 did
+``maps="retraction"`` replaces Exp/Log by the manifold's retraction and its inverse (as Li and Ma (2023) did
 on Stiefel; :mod:`prirfed.reference.manifolds.retracted`).
 """
 
@@ -45,7 +45,7 @@ def clip_or_identity(M, x, v, tau: float):
 
 
 def tangent_noise(M, x, sigma: float, rng):
-    """epsilon ~ N_x(0, sigma^2) (Definition 2.5 of 000) by the O(dim) closed form
+    """epsilon ~ N_x(0, sigma^2) (Definition 2.5 of Huang et al. (2024)) by the O(dim) closed form
     (:func:`~prirfed.reference.mechanisms.sample_tangent_gaussian_closed_form`: the projected ambient
     Gaussian on the sphere and Stiefel, the transported one on H^d, X^{1/2} S X^{1/2} on SPD); the
     zero vector, with no draw, when sigma = 0."""
@@ -82,13 +82,13 @@ def check_local_args(where, problem, i, K, sigma, tau, alpha):
 
 
 def check_option(where, option):
-    """Option 1 (the last iterate) or 2 (a uniformly drawn iterate) of Algorithms 2 and 3 of 000."""
+    """Option 1 (the last iterate) or 2 (a uniformly drawn iterate) of Algorithms 2 and 3 of Huang et al. (2024)."""
     if option not in (1, 2):
         raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
 
 
 def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="exp"):
-    """Algorithm 2 of 000 (DP-RSGD local training of agent i), returns x~_i^(t+1).
+    """Algorithm 2 of Huang et al. (2024) (DP-RSGD local training of agent i), returns x~_i^(t+1).
 
     1: x_0 <- x;  for k = 0..K-1:
     3:   B_k subset of [N_i], |B_k| = b, uniformly without replacement;
@@ -119,7 +119,7 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
 
 
 def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1, maps="exp"):
-    """Algorithm 3 of 000 (DP-RSVRG of UHJM23, local training of agent i), returns x~_i^(t+1).
+    """Algorithm 3 of Huang et al. (2024) (DP-RSVRG of UHJM23, local training of agent i), returns x~_i^(t+1).
 
     1: x~_0 <- x;  for k = 0..K-1:
     3:   x_{k+1,0} <- x~_k;

@@ -1,4 +1,4 @@
-"""PriRFed: Algorithm 1 of 000 (private Riemannian federated learning).
+"""PriRFed: Algorithm 1 of Huang et al. (2024) (private Riemannian federated learning).
 
 Randomness (contract with the verified twin; the policy in :mod:`prirfed.reference.randomness`):
 the run key is drawn once from the caller's Generator (:func:`~prirfed.reference.randomness.run_key`,
@@ -63,7 +63,7 @@ def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregatio
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
             tau=math.inf, tau0=None, tau1=None, option=1, local_option=None, aggregation="tangent",
             record_every="auto", keep_iterates=False, maps="exp"):
-    """Algorithm 1 of 000 (PriRFed) with DP-RSGD (Alg. 2) or DP-RSVRG (Alg. 3) local training.
+    """Algorithm 1 of Huang et al. (2024) (PriRFed) with DP-RSGD (Alg. 2) or DP-RSVRG (Alg. 3) local training.
 
     for t = 0..T-1:
       2:  S_t subset of [N], |S_t| = s, uniformly without replacement;
@@ -79,7 +79,7 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     tau : clipping threshold (DP-RSGD; inf = none); tau0, tau1 for DP-RSVRG (default tau)
     local_option : the local trainers' option (default = option, as Algorithm 1 couples them)
     aggregation : "tangent" (3.2) or "karcher" (3.1)
-    maps : "exp" (Exp/Log) or "retraction" (retr/inv_retr in their place, as 002 on Stiefel)
+    maps : "exp" (Exp/Log) or "retraction" (retr/inv_retr in their place, as Li and Ma (2023) on Stiefel)
     record_every : the history's period (1: every round); "auto" (default): ``record_schedule``,
         about 5% of the training's cost; rounds 0 and T are always recorded
 

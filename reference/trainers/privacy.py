@@ -78,7 +78,7 @@ def prirfed_run_event(problem, *, local, N, s, T, K, m, sigmas, bs, tau, tau0, t
 
 
 def dp_rgd_run_event(*, n, b, T, sigma, sensitivity_radius):
-    """Event of DP-RGD (001 Alg. 1) / DP-PGD: T steps, batch b of n without replacement, the batch
+    """Event of DP-RGD (Han et al. (2024) Alg. 1) / DP-PGD: T steps, batch b of n without replacement, the batch
     mean of gradients of norm <= r has replace-one sensitivity 2r/b, noise std sigma."""
     if sigma == 0:
         return None, "not private: sigma = 0"

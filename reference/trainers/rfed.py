@@ -1,4 +1,4 @@
-"""RFedSVRG (Algorithm 1 of 002) and RFedAvg / RFedProx (Algorithms 2, 3 of 002, Appendix C).
+"""RFedSVRG (Algorithm 1 of Li and Ma (2023)) and RFedAvg / RFedProx (Algorithms 2, 3 of Li and Ma (2023), Appendix C).
 
 Randomness (the policy in :mod:`prirfed.reference.randomness`): the run key is drawn once from the
 caller's Generator; in round t the server's stream draws the client set S_t
@@ -6,7 +6,7 @@ caller's Generator; in round t the server's stream draws the client set S_t
 upload ``integers(1, tau_i + 1)`` from its own stream ``agent_stream(key, t, i)``; after the rounds,
 Option 2 of the output draws ``integers(1, T + 1)`` from the server's stream of round T. RFedAvg and
 RFedProx draw only the client sets. ``maps="retraction"`` uses the manifold's
-retraction and its inverse in place of Exp and Log, as 002 did on Stiefel.
+retraction and its inverse in place of Exp and Log, as Li and Ma (2023) did on Stiefel.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient", "federated_settin
 
 
 def prox_gradient(M, x, x_t, grad_fi, mu):
-    """grad h_i(x) for h_i = f_i + (mu/2) dist^2(., x_t) of (27) in 002: grad f_i(x) - mu Log_x(x_t).
+    """grad h_i(x) for h_i = f_i + (mu/2) dist^2(., x_t) of (27) in Li and Ma (2023): grad f_i(x) - mu Log_x(x_t).
 
     grad (1/2) dist^2(., y)(x) = -Log_x(y). ERRATA lead 14: the authors' code adds +Log_x(x_0), which
     pushes clients away from the server point for mu > 0.
@@ -87,7 +87,7 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
 
 def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent", weighting="uniform",
              record_every="auto", keep_iterates=False, maps="exp"):
-    """Algorithm 1 of 002 (RFedSVRG). Local step (9):
+    """Algorithm 1 of Li and Ma (2023) (RFedSVRG). Local step (9):
 
     x_{l+1} = Exp_{x_l}[ -eta_i ( grad f_i(x_l) - P_{x_t -> x_l}( grad f_i(x_t) - grad f(x_t) ) ) ],
     then the tangent space consensus (8) over the k sampled clients.
@@ -107,9 +107,9 @@ def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent
 
 def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
             keep_iterates=False, maps="exp"):
-    """Algorithm 2 of 002 (RFedAvg): x_{l+1} = Exp_{x_l}(-eta_i grad f_i(x_l)), output x_T.
+    """Algorithm 2 of Li and Ma (2023) (RFedAvg): x_{l+1} = Exp_{x_l}(-eta_i grad f_i(x_l)), output x_T.
 
-    (25) of 002 prints grad f_i(x_{l+1}) on the right-hand side of the Euclidean FedAvg step: an
+    (25) of Li and Ma (2023) prints grad f_i(x_{l+1}) on the right-hand side of the Euclidean FedAvg step: an
     implicit step where the explicit x_l is meant, as the Riemannian version shows.
     """
 
@@ -124,7 +124,7 @@ def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weightin
 
 def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
              keep_iterates=False, maps="exp"):
-    """Algorithm 3 of 002 (RFedProx): tau_i RGD steps (28) on h_i = f_i + (mu/2) dist^2(., x_t) (27)."""
+    """Algorithm 3 of Li and Ma (2023) (RFedProx): tau_i RGD steps (28) on h_i = f_i + (mu/2) dist^2(., x_t) (27)."""
     if not (np.isfinite(mu) and mu >= 0):
         raise ValueError(f"rfedprox: mu must be finite and >= 0 (got {mu!r})")
     M = geometry(problem.manifold, maps)

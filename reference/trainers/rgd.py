@@ -1,4 +1,4 @@
-"""Riemannian (stochastic) gradient descent and DP-RGD/DP-RSGD of 001 (Algorithm 1).
+"""Riemannian (stochastic) gradient descent and DP-RGD/DP-RSGD of Han et al. (2024) (Algorithm 1).
 
 The single-dataset trainers see the federated problem's data pooled: sample number g in
 [0, n), n = sum_i N_i, is sample j of agent i in concatenation order. Since p_i = N_i / n, the
@@ -110,18 +110,18 @@ def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
 
 def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lipschitz=None, averaging="convex",
            record_every="auto", keep_iterates=False, maps="exp"):
-    """Algorithm 1 of 001: differentially private Riemannian (stochastic) gradient descent.
+    """Algorithm 1 of Han et al. (2024): differentially private Riemannian (stochastic) gradient descent.
 
     for t = 0..T-1:
       3: B_t of size b, uniformly without replacement;
       4: zeta_t = (1/b) sum_{z in B_t} grad f(w_t; z) + eps_t,  eps_t ~ N_{w_t}(0, sigma^2);
       5: w_{t+1} = Exp_{w_t}(-eta_t zeta_t).
     Output 1: w_T.  Output 2: uniform from {w_0, ..., w_{T-1}}.
-    Output 3: geodesic averaging (Theorems 2 and 3 of 001): wbar_1 = w_1,
+    Output 3: geodesic averaging (Theorems 2 and 3 of Han et al. (2024)): wbar_1 = w_1,
       wbar_{t+1} = Exp_{wbar_t}(c_t Log_{wbar_t}(w_{t+1})), c_t = 1/(t+1) ("convex", Thm 2) or
       2/(t+1) ("strongly_convex", Thm 3); the box prints Exp_{xbar_t}^{-1}(x_{t+1}) in Thm 2 (notation slip).
-    001 bounds the sensitivity with the Lipschitz constant L_0 and does not clip; ``tau`` < inf adds
-    the clipping of 000 Algorithm 2. sigma = 0, tau = inf, b = n is RGD; sigma = 0 is RSGD.
+    Han et al. (2024) bounds the sensitivity with the Lipschitz constant L_0 and does not clip; ``tau`` < inf adds
+    the clipping of Huang et al. (2024) Algorithm 2. sigma = 0, tau = inf, b = n is RGD; sigma = 0 is RSGD.
     ``lipschitz`` (L_0, a bound on every ||grad f(w; z)||) makes the run's event computable
     without clipping; with both, the smaller radius bounds the sensitivity.
     """
