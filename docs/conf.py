@@ -47,7 +47,7 @@ myst_heading_anchors = 3
 bibtex_bibfiles = ["refs.bib"]
 # citations read "Huang et al. (2024)" / "(Mironov, 2017)" and link to the bibliography page
 bibtex_reference_style = "author_year_round"
-source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+source_suffix = {".md": "myst-nb", ".rst": "restructuredtext"}
 # _generated/ is included by pages; reproduced/ holds experiment outputs (shown by reproduced.md)
 exclude_patterns = ["_build", "_generated", "reproduced", ".venv*"]
 html_theme = "alabaster"
@@ -67,6 +67,8 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_execution_timeout = 600
 nb_merge_streams = True
+# Markdown printed by a tutorial (a run's summary.md) is parsed as MyST: its tables render
+nb_render_markdown_format = "myst"
 # the kernel ("python3", whose command is `python`) is this interpreter: its folder goes first on
 # PATH, so a build started as /path/to/venv/bin/python -m sphinx runs the tutorials in that venv
 # even when the venv is not activated
@@ -148,8 +150,26 @@ def _verbatim_docstring(app, what, name, obj, options, lines):
     lines[:] = out + [""]  # numpydoc appends a comment: it must start a new paragraph
 
 
+def _module_headings_as_rubrics(app, what, name, obj, options, lines):
+    """A module docstring's NumPy-style headings ("Examples" over dashes) become rubrics: as
+    sections they would collide (duplicate ids) when several modules share one API page."""
+    if what != "module" or any(name == m or name.startswith(m + ".") for m in VERBATIM):
+        return
+    out, i = [], 0
+    while i < len(lines):
+        if (i + 1 < len(lines) and lines[i].strip() and not lines[i][0].isspace()
+                and set(lines[i + 1].rstrip()) == {"-"} and len(lines[i + 1].rstrip()) == len(lines[i].rstrip())):
+            out += [f".. rubric:: {lines[i].strip()}", ""]
+            i += 2
+        else:
+            out.append(lines[i])
+            i += 1
+    lines[:] = out
+
+
 def setup(app):
     app.connect("builder-inited", _generate_notes)
     app.connect("source-read", _for_readers)
     app.connect("include-read", _include_for_readers)
     app.connect("autodoc-process-docstring", _verbatim_docstring, priority=400)
+    app.connect("autodoc-process-docstring", _module_headings_as_rubrics, priority=450)

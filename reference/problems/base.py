@@ -191,13 +191,13 @@ class FederatedProblem:
 
     @public("rgrad_batch")
     def rgrad_batch(self, x, i, J) -> np.ndarray:
-        """Per-sample Riemannian gradients grad f_{i,j}(x) for j in J, stacked: shape (|J|, *ambient)."""
+        """Per-sample Riemannian gradients grad f_{i,j}(x) for j in J, stacked: shape ``(|J|, *ambient)``."""
         x, i, J = self._batch("rgrad_batch", x, i, J)
         return np.stack([self._rgrad_ij(x, i, int(j)) for j in J])
 
     @public("egrad_batch")
     def egrad_batch(self, x, i, J) -> np.ndarray:
-        """Per-sample Euclidean gradients for j in J, stacked: shape (|J|, *ambient)."""
+        """Per-sample Euclidean gradients for j in J, stacked: shape ``(|J|, *ambient)``."""
         x, i, J = self._batch("egrad_batch", x, i, J)
         return np.stack([self._egrad_ij(x, i, int(j)) for j in J])
 

@@ -300,7 +300,7 @@ class HyperbolicStructuredPrediction(FederatedProblem):
     # ------------------------------------------------------------------ constants
     @property
     def alpha_max(self) -> float:
-        """max_ij |alpha_ij(w)|."""
+        """``max_ij |alpha_ij(w)|``."""
         return max(float(np.max(np.abs(a))) for a in self.alpha)
 
     @staticmethod

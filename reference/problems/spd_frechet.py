@@ -189,7 +189,7 @@ class SPDFrechetMean(FederatedProblem):
 
     def L_g(self, D) -> float:
         """Smoothness constant of every f_ij on such a domain: Hess(dist^2(., Z)) has eigenvalues
-        2 sqrt(|k|) d coth(sqrt(|k|) d) for the curvatures k in [kappa_min, 0] of the planes
+        ``2 sqrt(|k|) d coth(sqrt(|k|) d)`` for the curvatures k in [kappa_min, 0] of the planes
         through the geodesic, so ||Hess f_ij|| <= 2 c zeta(kappa_min, D) with kappa_min = -1/2
         for the affine-invariant metric (attained for n >= 2)."""
         return 2.0 * self.c * zeta(self.manifold.curvature_bounds[0], self._D("L_g", D))

@@ -162,7 +162,7 @@ class SpherePCA(FederatedProblem):
         return x if x[k] > 0 else -x
 
     def angle_to_optimum(self, x) -> float:
-        """Angle in [0, pi/2] between the lines spanned by x and x*: atan2(||x - (x^T x*) x*||, |x^T x*|).
+        """Angle in [0, pi/2] between the lines spanned by x and x*: ``atan2(||x - (x^T x*) x*||, |x^T x*|)``.
 
         x* is :attr:`x_star` (``optimum()`` computed once per problem), not a new eigendecomposition
         per call: histories call this every recorded round (0.29 s per call at d + 1 = 784 before).
@@ -181,7 +181,7 @@ class SpherePCA(FederatedProblem):
     @property
     def L_f(self) -> float:
         """Geodesic Lipschitz constant of every f_ij on all of S^d (Definition 2.1 of Huang et al. (2024)):
-        ||grad f_ij(x)|| = c ||z||^2 |sin 2 phi| <= c ||z||^2 where phi is the angle between x and z,
+        ``||grad f_ij(x)|| = c ||z||^2 |sin 2 phi| <= c ||z||^2`` where phi is the angle between x and z,
         so L_f = vartheta, attained at phi = pi/4. Tight."""
         return self.theta
 
