@@ -57,10 +57,29 @@ def _verified(name):
 
 
 def refusal(name, arguments):
-    """Why the verified ``name`` refuses a call with these (bound, defaults applied) arguments, or
-    ``None`` if it accepts it: an unsupported problem, ``maps="retraction"`` off the sphere and
-    Stiefel, or ``armijo=True`` for ``rgd``. Invalid values (an unknown ``maps`` or ``aggregation``) are not
-    refusals: the verified trainer raises its ``ValueError``."""
+    """Why the verified trainer ``name`` refuses a call with these arguments, or None if it accepts it.
+
+    A refusal: an unsupported problem, ``maps="retraction"`` off the sphere and Stiefel, or
+    ``armijo=True`` for ``rgd``. Invalid values (an unknown ``maps`` or ``aggregation``) are not
+    refusals: the verified trainer raises its ``ValueError``.
+
+    Parameters
+    ----------
+    name : str
+        A trainer name of :data:`TRAINER_NAMES`.
+    arguments : dict
+        The call's bound arguments, defaults applied.
+
+    Returns
+    -------
+    str or None
+        The reason, or None.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a trainer name.
+    """
     from prirfed.verified.trainers.prirfed import problem_arrays
 
     if name not in _REFERENCE:
@@ -107,8 +126,25 @@ def _dispatching(name):
 
 
 def trainers(backend: str = "verified") -> types.SimpleNamespace:
-    """The trainers of ``backend`` ("verified" or "reference") as a namespace with attributes
-    ``prirfed``, ``rgd``, ``dp_rgd``, ``rfedsvrg``, ``rfedavg``, ``rfedprox`` and ``backend``."""
+    """The trainers of ``backend`` as a namespace.
+
+    Parameters
+    ----------
+    backend : {'verified', 'reference'}, optional
+        The fused Numba twins (default; a setting they refuse runs the reference trainer with a
+        :class:`BackendFallbackWarning`) or the reference trainers.
+
+    Returns
+    -------
+    types.SimpleNamespace
+        Attributes ``prirfed``, ``rgd``, ``dp_rgd``, ``rfedsvrg``, ``rfedavg``, ``rfedprox`` and
+        ``backend``.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is neither.
+    """
     if backend == "reference":
         return types.SimpleNamespace(backend="reference", **_REFERENCE)
     if backend == "verified":

@@ -33,11 +33,35 @@ def _scalar(value):
 
 
 def check_int(where: str, name: str, value, low: int = 1, high: int | None = None) -> int:
-    """``value`` as an ``int`` in [low, high] (high = None: no upper bound).
+    """``value`` as an ``int`` in ``[low, high]``.
 
-    Accepts Python and NumPy integers and floats with an integral value (3.0); refuses bools,
+    Accepts Python and NumPy integers and floats with an integral value (``3.0``); refuses bools,
     ``None``, strings, NaN, infinities and fractions with "must be an integer", and values out of
-    range with the bound and the distance to it."""
+    range with the bound and the distance to it.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The parameter's name.
+    value : object
+        The value to check.
+    low : int, optional
+        Smallest allowed value (default 1).
+    high : int, optional
+        Largest allowed value (default None: no upper bound).
+
+    Returns
+    -------
+    int
+        ``value`` as an int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer or is out of range.
+    """
     value = _scalar(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
@@ -56,7 +80,27 @@ def check_int(where: str, name: str, value, low: int = 1, high: int | None = Non
 
 
 def check_positive(where: str, name: str, value) -> float:
-    """``value`` as a ``float``, finite and > 0 (bools, ``None`` and strings refused)."""
+    """``value`` as a ``float``, finite and > 0 (bools, ``None`` and strings refused).
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The parameter's name.
+    value : object
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite real number greater than 0.
+    """
     value = _scalar(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{where}: {name} must be a positive finite number (got {value!r})")
@@ -67,8 +111,29 @@ def check_positive(where: str, name: str, value) -> float:
 
 
 def check_real(where: str, name: str, value, allow_zero: bool = False) -> float:
-    """``value`` as a ``float``, finite and > 0 (>= 0 with ``allow_zero``): the check of the bound
-    functions' constants (a string that parses as a number is read as that number)."""
+    """``value`` as a ``float``, finite and > 0 (>= 0 with ``allow_zero``): the check of the bound functions' constants (a string that parses as a number is read as that number).
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The parameter's name.
+    value : object
+        The value to check.
+    allow_zero : bool, optional
+        Accept 0 (default False).
+
+    Returns
+    -------
+    float
+        ``float(value)``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite real number in the allowed range.
+    """
     try:
         v = float(value)
     except (TypeError, ValueError):

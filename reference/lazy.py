@@ -12,8 +12,24 @@ __all__ = ["lazy_exports"]
 
 
 def lazy_exports(package: str, names: dict, eager=()):
-    """(``__getattr__``, ``__dir__``) for ``package``: ``names`` maps a public name to the submodule
-    (relative to ``package``) that defines it; ``eager`` are the names already in the package."""
+    """Module-level ``__getattr__`` and ``__dir__`` (PEP 562) that import a package's public names on first use.
+
+    Parameters
+    ----------
+    package : str
+        The package's dotted name.
+    names : dict of str to str
+        Public name to the submodule (relative to ``package``) that defines it.
+    eager : sequence of str, optional
+        Names already defined in the package (listed by ``__dir__``).
+
+    Returns
+    -------
+    __getattr__ : callable
+        Imports the defining submodule of a name on first access; ``AttributeError`` for others.
+    __dir__ : callable
+        The sorted public names.
+    """
 
     def __getattr__(name):
         if name in names:

@@ -86,8 +86,10 @@ def public_callables(modname: str) -> list[tuple[str, object]]:
 
 def _parameters(obj) -> list[str]:
     target = obj.__init__ if inspect.isclass(obj) else obj
-    if inspect.isclass(obj) and target is object.__init__:
-        return []
+    if inspect.isclass(obj):
+        owner = next((k for k in obj.__mro__ if "__init__" in vars(k)), object)
+        if not owner.__module__.startswith("prirfed"):  # object's, an exception's: nothing to document
+            return []
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):
