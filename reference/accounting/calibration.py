@@ -635,7 +635,7 @@ def calibrate_sigma_prirfed(eps: float, delta: float, N: int, s: int, T: int, tr
     return _calibrate_event(lambda sg: prirfed_event(make(sg), N, s, T), eps, delta, accountant, s0, rtol)
 
 
-#: Experiment settings of 000 Section 6 (local-trainer level; T is not stated in the text).
+#: Experiment settings of Huang et al. (2024), Section 6 (local-trainer level; T is not stated in the text).
 #: ``b = None`` means the batch size is not stated: we use the full batch b = N_i (assumption).
 #: Figure 1's sphere runs do not print N, N_i in the extracted text; DP-RSGD's eps depends only on
 #: b / N_i there, so N_i = 100 stands in; its DP-RSVRG column (needs N, N_i) is omitted.

@@ -1,11 +1,11 @@
 """Hyperbolic structured prediction on the Lorentz model H^d (Huang et al. (2024) section 6.3 (6.3); Marconi et al. 2020).
 
 For a test feature w, each agent i computes kernel-ridge weights from its own training pairs
-(w_ij, y_ij), w_ij in R^r, y_ij in H^d:
+(w_ij, y_ij), w_ij in R^r, y_ij in H^d::
 
     alpha_i(w) = (K_i + gamma I)^{-1} K_{i,w},   (K_i)_{lj} = k(w_il, w_ij),  (K_{i,w})_j = k(w_ij, w),
 
-and the prediction is the minimiser of (6.3)
+and the prediction is the minimiser of (6.3)::
 
     f(x) = sum_i p_i (1/N_i) sum_j alpha_ij(w) dist^2(x, y_ij),   f_ij(x) = alpha_ij(w) dist^2(x, y_ij).
 
@@ -254,7 +254,7 @@ class HyperbolicStructuredPrediction(FederatedProblem):
         self.gamma, self.v_bar, self.kernel = float(gamma), float(v_bar), kernel
         self.N_i = [int(y.shape[0]) for y in Y]
         self.p = agent_weights(self.N_i, "samples")
-        #: alpha[i][j] = alpha_ij(w), one kernel-ridge solve per agent (000 section 6.3)
+        #: alpha[i][j] = alpha_ij(w), one kernel-ridge solve per agent (Huang et al. (2024), Section 6.3)
         try:
             with np.errstate(over="ignore", invalid="ignore", under="ignore"):
                 self.alpha = [krr_weights(W[i], self.w, self.gamma, self.v_bar, kernel) for i in range(self.N)]

@@ -195,7 +195,7 @@ class SPDFrechetMean(FederatedProblem):
         return 2.0 * self.c * zeta(self.manifold.curvature_bounds[0], self._D("L_g", D))
 
     def paper_L_f(self, D) -> float:
-        """001 section 5.2: L_0 = D_W, from its gradient grad f(W; X_i) = W log_m(W^{-1} X_i) whose
+        """Han et al. (2024), Section 5.2: L_0 = D_W, from its gradient grad f(W; X_i) = W log_m(W^{-1} X_i) whose
         norm is dist(W, X_i). The true gradient of dist^2 is -2 W log_m(W^{-1} X_i), so the true
         constant is 2 D (with c = 1): the paper's value is too small by a factor 2. Huang et al. (2024) states no
         L_f for this problem (it sets tau = 1)."""

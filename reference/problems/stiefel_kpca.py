@@ -111,7 +111,7 @@ class StiefelKPCA(FederatedProblem):
         self.p = agent_weights(self.N_i, weights)
         self.c = np.array([n / 2.0 for n in self.N_i])
         check_data_bound(where, Z, self.c)
-        #: A_i = Z_i^T Z_i (002 section 5.2)
+        #: A_i = Z_i^T Z_i (Li and Ma (2023), Section 5.2)
         self.A_i = [z.T @ z for z in Z]
 
     # ------------------------------------------------------------------ per sample
@@ -237,7 +237,7 @@ class StiefelKPCA(FederatedProblem):
 
     @property
     def paper_L_g_global(self) -> float:
-        """002 Assumption 1: "f is L-smooth with L = sum_i L_i" (true for f = (1/n) sum f_i, but n times
+        """Li and Ma (2023), Assumption 1: "f is L-smooth with L = sum_i L_i" (true for f = (1/n) sum f_i, but n times
         the weighted mean that suffices)."""
         return float(sum(self.L_g_agent(i) for i in range(self.N)))
 

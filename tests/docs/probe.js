@@ -22,7 +22,8 @@
   report.mathErrors = [...document.querySelectorAll("mjx-merror")].map(
     (el) => (el.getAttribute("data-mjx-error") || el.textContent).slice(0, 200));
   // the visible text outside code and math, one entry per text node
-  const skip = "pre, code, kbd, samp, tt, script, style, noscript, textarea, mjx-container, .math, .highlight, .headerlink";
+  // .sig: an API signature is code (a default such as paper='000' is a value a user types)
+  const skip = "pre, code, kbd, samp, tt, script, style, noscript, textarea, mjx-container, .math, .highlight, .headerlink, .sig";
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const texts = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {

@@ -300,42 +300,48 @@ def test_api_page_docstrings_pending(page, site_report):
     _assert_none({page: [x for c in PENDING[page] for x in CHECKS[c](reports[page], base)]}, "pending problems")
 
 
-def test_api_pages_show_no_literal_block_docstrings(site):
+_NUMPY_HEADING = re.compile(r"^\s*(Parameters|Returns|Yields|Raises|Attributes|Examples)\n\s*-{5,}\s*$", re.M)
+
+
+def literal_block_problems(html: str) -> list[str]:
     """A docstring rendered by numpydoc shows its Parameters/Returns/Raises as field lists; one shown
-    verbatim (docs/conf.py's hook for pending modules, or a docstring that is not valid
-    reStructuredText) shows them as preformatted text with the dashes under the heading. No API page
-    that is not pending may show a NumPy section heading inside a literal block, and each shows
-    field lists."""
+    as written (not valid reStructuredText, or printed verbatim) shows a NumPy section heading with
+    its dashes inside preformatted text. Problems of one API page."""
+    out = []
+    for pre in re.findall(r"<pre>(.*?)</pre>", html, re.S):
+        plain = re.sub(r"<[^>]+>", "", pre)
+        m = _NUMPY_HEADING.search(plain)
+        if m:
+            out.append(f"literal block with the heading {m.group(1)!r}: {plain[:80]!r}")
+    if 'class="field-list' not in html:
+        out.append("no field list (no rendered Parameters/Returns)")
+    return out
+
+
+def test_api_pages_show_no_literal_block_docstrings(site):
+    """No API page that is not pending shows a NumPy section heading inside a literal block, and each
+    shows field lists."""
     pages = sorted((site / "api").glob("*.html"))
     assert len(pages) >= 10, pages
-    heading = re.compile(r"^\s*(Parameters|Returns|Yields|Raises|Attributes|Examples)\n\s*-{5,}\s*$", re.M)
     bad, checked = {}, 0
     for page in pages:
         if f"api/{page.name}" in PENDING or page.name == "index.html":
             continue
         checked += 1
-        html = page.read_text()
-        for pre in re.findall(r"<pre>(.*?)</pre>", html, re.S):
-            plain = re.sub(r"<[^>]+>", "", pre)
-            m = heading.search(plain)
-            if m:
-                bad.setdefault(page.name, []).append(f"literal block with the heading {m.group(1)!r}: {plain[:80]!r}")
-        if 'class="field-list' not in html:
-            bad.setdefault(page.name, []).append("no field list (no rendered Parameters/Returns)")
+        found = literal_block_problems(page.read_text())
+        if found:
+            bad[page.name] = found
     assert checked >= 1, "every API page is pending"
     assert not bad, "API pages show docstrings as literal blocks:\n" + "\n".join(f"{p}: {v[:5]}" for p, v in bad.items())
 
 
-def test_the_literal_block_check_sees_a_verbatim_docstring(site):
-    """On a pending page (shown verbatim by docs/conf.py) the same pattern is found: the check can fail."""
-    if not PENDING:
-        pytest.skip("no pending API page left to show the check failing on")
-    found = []
-    for page in sorted(PENDING):
-        html = (site / page).read_text()
-        plain = "\n".join(re.sub(r"<[^>]+>", "", pre) for pre in re.findall(r"<pre>(.*?)</pre>", html, re.S))
-        found += [page] if re.search(r"^\s*(Parameters|Returns)\n\s*-{5,}\s*$", plain, re.M) else []
-    assert found, f"no verbatim NumPy section found on any pending page {sorted(PENDING)}"
+def test_the_literal_block_check_can_fail():
+    verbatim = ('<dl class="py function"><dd><pre>Sum of x and y.\n\nParameters\n----------\nx : float\n'
+                '    A number.</pre></dd></dl>')
+    found = literal_block_problems(verbatim)
+    assert any("heading 'Parameters'" in p for p in found) and any("no field list" in p for p in found), found
+    rendered = '<dl class="field-list simple"><dt class="field-odd">Parameters</dt></dl><pre>&gt;&gt;&gt; f(1)</pre>'
+    assert literal_block_problems(rendered) == []
 
 
 def test_internal_links_resolve(site, site_report):
