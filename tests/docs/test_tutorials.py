@@ -47,12 +47,14 @@ def test_the_docs_execute_every_notebook_and_fail_on_errors():
     assert "myst_nb" in c["extensions"]
     assert c["nb_execution_mode"] == "force"
     assert c["nb_execution_raise_on_error"] is True
+    assert c["nb_execution_show_tb"] is True  # the failing cell's traceback is in the build log
 
 
 @pytest.mark.slow
 def test_a_raising_cell_fails_the_build(tmp_path):
     c = conf()
-    settings = {k: c[k] for k in ("nb_execution_mode", "nb_execution_raise_on_error", "nb_execution_timeout")}
+    settings = {k: c[k] for k in ("nb_execution_mode", "nb_execution_raise_on_error", "nb_execution_timeout",
+                                  "nb_execution_show_tb")}
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text("extensions = ['myst_nb']\n" + "".join(f"{k} = {v!r}\n" for k, v in settings.items()))
@@ -61,4 +63,8 @@ def test_a_raising_cell_fails_the_build(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(src), str(tmp_path / "out")],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode != 0, "a tutorial cell raised and the build still passed"
-    assert "tutorial cell failed on purpose" in r.stdout + r.stderr, (r.stdout[-2000:], r.stderr[-2000:])
+    log = r.stdout + r.stderr
+    saved = re.search(r"full traceback has been saved in:\s*(\S+)", log)  # Sphinx writes long tracebacks to a file
+    if saved and Path(saved.group(1)).is_file():
+        log += Path(saved.group(1)).read_text(errors="replace")
+    assert "ExecutionError" in log and "tutorial cell failed on purpose" in log, log[-3000:]
