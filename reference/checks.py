@@ -1,7 +1,7 @@
 """Argument checks shared across the reference (one place; the verified twins import them too).
 
 Every check raises ``ValueError`` naming the function (``where``), the parameter and the value,
-and, where a bound is missed, by how much (DESIGN.md section 6):
+and, where a bound is missed, by how much:
 
     >>> from prirfed.reference.checks import check_int
     >>> check_int("prirfed", "s", 3, 1, 5)
