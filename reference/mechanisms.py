@@ -523,7 +523,25 @@ def _base_manifold(M):
 def closed_form_normals(M) -> int:
     """How many standard normals :func:`sample_tangent_gaussian_closed_form` reads on ``M``:
     d + 1 on S^d (the ambient Gaussian), n p on St(n, p), d on H^d, n(n+1)/2 on SPD(n), the
-    ambient size on Euclidean, and ``M.dim`` elsewhere (the basis route)."""
+    ambient size on Euclidean, and ``M.dim`` elsewhere (the basis route).
+
+    Helper, not a paper formula: the draw contract of the sampler.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold (a retracted view counts as its base).
+
+    Returns
+    -------
+    int
+        The number of normals one draw reads.
+
+    Raises
+    ------
+    ValueError
+        If ``M`` is not a prirfed manifold.
+    """
     from prirfed.reference.manifolds.euclidean import Euclidean
     from prirfed.reference.manifolds.sphere import Sphere
     from prirfed.reference.manifolds.stiefel import Stiefel
@@ -537,7 +555,7 @@ def closed_form_normals(M) -> int:
 def sample_tangent_gaussian_closed_form(M, x, sigma, rng):
     r"""Exact draw of xi ~ N_x(0, sigma^2) in O(dim) work, without forming a tangent basis.
 
-    The trainers' noise (000 Algorithm 2 line 4, Algorithm 3 line 7; 001 Algorithm 1 line 4). ``rng``
+    The trainers' noise (Huang et al. (2024) Algorithm 2 line 4, Algorithm 3 line 7; Han et al. (2024) Algorithm 1 line 4). ``rng``
     is a ``numpy.random.Generator`` or a :class:`prirfed.reference.randomness.Stream`; ONE call
     ``rng.standard_normal(shape)`` with :func:`closed_form_normals` values (C order):
 
@@ -556,9 +574,30 @@ def sample_tangent_gaussian_closed_form(M, x, sigma, rng):
     inner product that is the ambient one restricted to T_x, as on S^d and St(n, p) with the
     Euclidean metric) and (e_k) is an orthonormal basis of T_x, then P = sum_k e_k e_k^T and the
     coordinates <e_k, P g> = <e_k, g> of P g are jointly N(0, sigma^2 I_dim) (an orthonormal
-    family of linear functionals of an isotropic Gaussian); that is Definition 2.5 of 000.
+    family of linear functionals of an isotropic Gaussian); that is Definition 2.5 of Huang et al. (2024).
     Derivations: ``proofs_notes/mechanism_tangent_gaussian.md`` (section "O(dim) samplers"); the
     law is tested against the basis route in ``tests/mechanisms/test_mech_closed_form.py``.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : array_like
+        Base point.
+    sigma : float
+        Standard deviation, > 0.
+    rng : numpy.random.Generator or prirfed.reference.randomness.Stream
+        The caller's random generator or stream.
+
+    Returns
+    -------
+    numpy.ndarray
+        A tangent vector at ``x``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid.
     """
     from prirfed.reference.manifolds.euclidean import Euclidean
     from prirfed.reference.manifolds.lorentz import Lorentz

@@ -315,7 +315,20 @@ def _root(a: np.ndarray):
 
 def is_stacked(arrays) -> bool:
     """Whether the arrays are C-contiguous float64 blocks of one buffer, each starting where the
-    previous one ends (then :func:`stacked_view` spans them all without a copy)."""
+    previous one ends (then :func:`stacked_view` spans them all without a copy).
+
+    Helper, not a paper formula: storage of the agents' data.
+
+    Parameters
+    ----------
+    arrays : sequence of numpy.ndarray
+        The agents' arrays.
+
+    Returns
+    -------
+    bool
+        True when they are consecutive blocks of one buffer.
+    """
     root = _root(arrays[0])
     addr = arrays[0].__array_interface__["data"][0]
     for a in arrays:
@@ -331,7 +344,20 @@ def stacked_view(arrays) -> np.ndarray:
     they are stacked (:func:`is_stacked`, always the case for the arrays of :func:`agent_arrays`;
     writeable exactly when the buffer is, so that the compiled loops see one array type), else one
     concatenated copy. The verified trainers read the data through this view and never write it:
-    no per-call copy."""
+    no per-call copy.
+
+    Helper, not a paper formula: storage of the agents' data.
+
+    Parameters
+    ----------
+    arrays : sequence of numpy.ndarray
+        The agents' arrays, of one inner shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(sum N_i, *inner)``: a view when :func:`is_stacked`, else a copy.
+    """
     arrays = list(arrays)
     if not is_stacked(arrays):
         return np.concatenate(arrays, axis=0)

@@ -34,7 +34,7 @@ def prox_gradient(M, x, x_t, grad_fi, mu):
 
 
 def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation, weighting, record_every):
-    """The settings of 002's Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
+    """The settings of Li and Ma's (2023) Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
     [1, N] clients per round, option 1 or 2, the aggregation, the weighting, eta_i positive and
     finite and tau_i integers >= 1 per agent, record_every >= 1 or "auto" (:func:`record_schedule`
     with k clients of mean(tau_i) local steps over mean(N_i) samples per round). Returns (T, k, etas,

@@ -93,7 +93,7 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
 
 
 def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
-    """The settings of 001's Algorithm 1 that both twins check the same way: T >= 1 steps, the batch
+    """The settings of Han et al.'s (2024) Algorithm 1 that both twins check the same way: T >= 1 steps, the batch
     b in [1, n] over the n pooled samples, sigma finite and >= 0, output 1-3, the averaging rule and
     the step sizes. Returns (T, n, b, alphas)."""
     T = check_int(where, "T", T)
