@@ -340,7 +340,7 @@ def is_stacked(arrays) -> bool:
 
 
 def stacked_view(arrays) -> np.ndarray:
-    """All agents' samples as one array of shape (sum N_i, *inner): a view of their common buffer when
+    """All agents' samples as one array of shape ``(sum N_i, *inner)``: a view of their common buffer when
     they are stacked (:func:`is_stacked`, always the case for the arrays of :func:`agent_arrays`;
     writeable exactly when the buffer is, so that the compiled loops see one array type), else one
     concatenated copy. The verified trainers read the data through this view and never write it:
