@@ -1,4 +1,4 @@
-"""Reproductions of the papers' experiments (issue 7): ``prirfed list`` / ``prirfed reproduce``.
+"""Reproductions of the papers' experiments: ``prirfed list`` / ``prirfed reproduce``.
 
 :data:`EXPERIMENTS` (:mod:`prirfed.experiments.registry`) maps a name to its
 :class:`~prirfed.experiments.core.Experiment`; :func:`~prirfed.experiments.framework.reproduce`

@@ -1,4 +1,4 @@
-"""The experiment runner behind ``prirfed reproduce`` (issue 7).
+"""The experiment runner behind ``prirfed reproduce``.
 
 An :class:`Experiment` (defined in :mod:`prirfed.experiments.core`, re-exported here) is four
 plain functions:

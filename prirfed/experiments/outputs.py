@@ -1,4 +1,4 @@
-"""Run folders that never lose data (issue 19): atomic writes, a lock, and the rules for reusing a folder.
+"""Run folders that never lose data: atomic writes, a lock, and the rules for reusing a folder.
 
 Every file the experiments write goes through :func:`write_bytes` (also :func:`write_text`,
 :func:`write_json`, :func:`write_csv`, :func:`save_figure`): the bytes go to a new temporary file

@@ -1,4 +1,4 @@
-"""Mutation testing of prirfed: does a test fail when the code is wrong? (issue 18)
+"""Mutation testing of prirfed: does a test fail when the code is wrong?
 
 ``python -m prirfed.testing.mutation --help``. An AST-based mutator of our own: mutmut (3.x)
 rewrites every function into a trampoline that dispatches between mutants at run time, which
@@ -30,7 +30,7 @@ augmented assignments), ``compare`` (boundary ``< <=``, ``> >=``, ``== !=``), ``
 -> ``x``), ``boolop`` (``and or``), ``swap`` (the first two positional arguments of a call),
 ``return`` (``return None``), ``delete`` (a ``raise``, an ``assert`` or a call statement -> ``pass``),
 ``index`` (``a[i]`` -> ``a[i - 1]``), and ``named``: hand-written mutants of the config (the
-survivors issue 18 names), run on every invocation.
+survivors named in the issue tracker), run on every invocation.
 
 The score: killed + timeout over all run mutants that are not equivalent. Sampling
 (``--sample F --seed S``) keeps a mutant when a hash of its key and the seed falls under F: the

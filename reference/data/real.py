@@ -61,7 +61,7 @@ def shared_data_dir() -> Path | None:
 #: Default cap on the data bytes a loader reads (after decompression): 1 GiB. MNIST's largest
 #: file (train images) holds 47 MB, PathMNIST at 28 px 227 MB; a larger file needs an explicit
 #: ``max_bytes``. The cap is checked against the sizes a file declares before anything is read,
-#: and the reading itself stops at the declared size (issue 19: a 380 KB gzip declaring huge
+#: and the reading itself stops at the declared size (a 380 KB gzip declaring huge
 #: dimensions made the old reader allocate 764 MB).
 MAX_BYTES = 1 << 30
 
@@ -238,7 +238,7 @@ def load_pathmnist(path, split: str = "train", *, max_bytes: int = MAX_BYTES) ->
     ``split`` in train/val/test. The full PathMNIST has 89,996 + 10,004 + 7,180 images; Huang et al. (2024) §6.2
     quotes 89,996 (the training split).
 
-    Cap (issue 19): the two members' sizes are read from their .npy headers before any data, and
+    Cap: the two members' sizes are read from their .npy headers before any data, and
     refused when together they exceed ``max_bytes`` (default :data:`MAX_BYTES`, 1 GiB); NumPy then
     reads exactly the declared bytes (a member that decompresses to less raises). Every error names
     the file.

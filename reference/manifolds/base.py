@@ -144,12 +144,24 @@ _NORM2_SMALL = 1e-290
 
 
 def norm2(a) -> float:
-    """Euclidean (Frobenius) norm of a float array, without overflow or underflow of the squares.
+    r"""Euclidean (Frobenius) norm of a float array, without overflow or underflow of the squares.
 
-    ``sqrt(sum a_i^2)`` is used when the sum of squares is a normal number; otherwise the array
-    is divided by its largest |entry| m first and the result is ``m * sqrt(sum (a_i/m)^2)``
-    (Blue 1978; LAPACK's dnrm2 does the same). The result is inf only when the norm itself
-    exceeds the float64 range (about 1.8e308), and NaN only for NaN input.
+    Helper, not a paper formula: the overflow-free norm (Blue 1978; LAPACK's dnrm2 does the same).
+
+    :math:`\sqrt{\sum a_i^2}` is used when the sum of squares is a normal number; otherwise the array
+    is divided by its largest :math:`|a_i| = m` first and the result is
+    :math:`m\sqrt{\sum (a_i/m)^2}`.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        A float array of any shape.
+
+    Returns
+    -------
+    float
+        The norm; inf only when the norm itself exceeds the float64 range (about 1.8e308), NaN only
+        for NaN input.
     """
     a = np.asarray(a, dtype=np.float64).ravel()
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -165,7 +177,29 @@ def norm2(a) -> float:
 
 
 def finite_or_raise(where: str, value, what: str = "result"):
-    """Return ``value`` unchanged if every entry is finite, else raise ``ValueError`` naming ``where``."""
+    """``value`` unchanged if every entry is finite, else ``ValueError`` naming ``where``.
+
+    Helper, not a paper formula: the finite-result check of every public manifold method.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    value : array_like or float
+        The result to check.
+    what : str, optional
+        What ``value`` is, named in the error message (default ``"result"``).
+
+    Returns
+    -------
+    array_like or float
+        ``value`` itself.
+
+    Raises
+    ------
+    ValueError
+        If an entry of ``value`` is NaN or infinite.
+    """
     arr = np.asarray(value, dtype=np.float64)
     if np.all(np.isfinite(arr)):
         return value
@@ -178,7 +212,29 @@ def finite_or_raise(where: str, value, what: str = "result"):
 
 
 def positive_int(where: str, name: str, value) -> int:
-    """``value`` as an int >= 1 (ints, integral floats, NumPy integers), else ``ValueError``."""
+    """``value`` as an int at least 1 (ints, integral floats, NumPy integers), else ``ValueError``.
+
+    Helper, not a paper formula: argument validation.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The argument's name, named in the error message.
+    value : int or float
+        The value to check.
+
+    Returns
+    -------
+    int
+        ``value`` as an int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a positive integer (booleans, strings, NaN and non-integral floats included).
+    """
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
     if not (ok and math.isfinite(value) and int(value) == value and value >= 1):
         raise ValueError(f"{where}: {name} must be a positive integer (got {value!r})")

@@ -72,7 +72,7 @@ TINY = 1e-150
 #: Every formula here forms products of two coordinates (x_0 y_0, ||x_bar||^2, <c_bar, s_bar>), and
 #: sums of d + 1 of them; with coordinates up to 2^500 these stay below (d + 1) 2^1002, finite for
 #: d < 2^21. Beyond, <x, x>_L + 1 cannot even be evaluated (x_0^2 overflows at 1.3e154), and the
-#: membership check used to compare inf with inf and accept any point (issue 19).
+#: membership check used to compare inf with inf and accept any point.
 X0_MAX = 2.0**500
 
 
@@ -200,9 +200,23 @@ def tangent_inner(x: np.ndarray, u: np.ndarray, v: np.ndarray) -> float:
 
 
 def tangent_norm(x: np.ndarray, v: np.ndarray) -> float:
-    """||v||_x = sqrt(<v, v>_L) for v in T_x (:func:`tangent_inner`), without overflow or
-    underflow: when the squared norm is not a normal float64, v is divided by max |v_bar| first
-    (the metric is read from the space parts, so that scaling is exact up to rounding)."""
+    r"""Metric norm :math:`\lVert v\rVert_x = \sqrt{\langle v, v\rangle_L}` of a tangent vector of :math:`H^d` (Huang et al. (2024), Section 6.3), without overflow or underflow.
+
+    When the squared norm is not a normal float64, :math:`v` is divided by :math:`\max|\bar v|` first
+    (the metric is read from the space parts, so that scaling is exact up to rounding).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        A point of :math:`H^d`, shape ``(d + 1,)``.
+    v : numpy.ndarray
+        A tangent vector at ``x`` (not checked: callers have checked it).
+
+    Returns
+    -------
+    float
+        :math:`\lVert v\rVert_x`.
+    """
     q = tangent_inner(x, v, v)
     if 1e-290 <= q < math.inf:
         return math.sqrt(q)

@@ -152,7 +152,7 @@ def check_exp_range(where: str, s: np.ndarray) -> None:
 #: smallest eigenvalue above the rounding noise (about n eps lambda_max) of any eigensolver, so that
 #: the twins (LAPACK in the reference, Jacobi for n <= 4 in the verified twin) agree on the verdict
 #: and check_point accepts the result wherever it is used next. For n = 2: condition number
-#: below 3.5e13 (issue 19: at cond about e^296 the twins disagreed on the sign of lambda_min).
+#: below 3.5e13 (at cond about e^296 the twins disagreed on the sign of lambda_min).
 PD_MARGIN = 64.0
 
 
@@ -310,7 +310,7 @@ class SPD(Manifold):
         the result would underflow (s_min < -708), an entry overflows, or the computed result is not
         positive definite (its smallest eigenvalue, as ``check_point`` computes it, is <= 0: the
         condition number cond(X) e^(s_max - s_min) is beyond float64), instead of returning a
-        singular matrix, an indefinite one or inf (issue 19)."""
+        singular matrix, an indefinite one or inf."""
         x = self._pt("exp", x)
         v = self._tv("exp", x, v)
         R, L = sqrtm_and_invsqrtm(x)

@@ -126,8 +126,8 @@ def expm_skew(B: np.ndarray, eig=None) -> np.ndarray:
 
     The complex product is unitary to rounding, but its imaginary part (zero in exact arithmetic)
     is as large as the eigenvector error, about eps ||B|| / gap; dropping it leaves a real part
-    whose orthogonality defect is the square of that (3.7e-9 at ||B|| = 1e12, 0.05 at 4e15;
-    issue 19). A Newton-Schulz step maps a defect E to O(E^2) (it converges for E < 1) and changes
+    whose orthogonality defect is the square of that (3.7e-9 at ||B|| = 1e12, 0.05 at 4e15).
+    A Newton-Schulz step maps a defect E to O(E^2) (it converges for E < 1) and changes
     an orthogonal F by O(eps) only."""
     lam, U = skew_eig(B) if eig is None else eig
     F = ((U * np.exp(-1j * lam)) @ U.conj().T).real
@@ -428,7 +428,7 @@ class Stiefel(Manifold):
         """(X + V)(I + V^T V)^{-1/2}, evaluated as W (I/m^2 + (V/m)^T (V/m))^{-1/2} with W = (X + V)/m,
         m the smallest power of two >= max(1, max |V|): the same numbers where the printed form
         does not overflow (scaling by a power of two is exact), and no overflow of V^T V beyond
-        (issue 19: the printed form returned NaN for ||V|| >= 1e154)."""
+        (the printed form returned NaN for ||V|| >= 1e154)."""
         m = _pow2_at_least(float(np.max(np.abs(v))) if v.size else 0.0)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             vs = v / m

@@ -10,7 +10,7 @@ with agent weights :math:`p_i = N_i / \\sum_k N_k` (Huang et al. (2024) (2.1)) o
 gradients ``_egrad_ij`` / ``_rgrad_ij``; this class supplies the averages, the batched
 per-sample gradients and the input checks. Indices ``i`` and ``j`` are 0-based.
 
-Results (issue 19): every public method returns finite values or raises ``ValueError`` naming
+Results: every public method returns finite values or raises ``ValueError`` naming
 ``<Problem>.<method>`` (:func:`public`): a loss or gradient that overflows float64, or a refusal
 of the geometry inside (:class:`Refusal`, e.g. a whitened SPD sample that is not positive definite
 in floating point), is an error, never a return value. Data are read with the manifolds' dtype
@@ -33,14 +33,34 @@ __all__ = ["FederatedProblem", "agent_weights", "agent_arrays", "stacked_view", 
 
 
 class Refusal(Exception):
-    """Raised inside a problem's internals; :func:`public` turns it into
-    ``ValueError("<Problem>.<method>: <message>")``."""
+    """Raised inside a problem's internals; :func:`public` turns it into ``ValueError("<Problem>.<method>: <message>")``.
+
+    Helper, not a paper formula: error plumbing.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong, by how much.
+    """
 
 
 def public(method: str):
-    """Decorator of a public problem method: floating-point warnings silenced, :class:`Refusal`,
-    ``OverflowError`` and ``LinAlgError`` turned into ``ValueError`` naming ``<Problem>.<method>``,
-    and a result that is not finite refused the same way."""
+    """Decorator of a public problem method that turns every failure into one ``ValueError``.
+
+    Helper, not a paper formula: floating-point warnings are silenced; :class:`Refusal`,
+    ``OverflowError`` and ``LinAlgError`` become ``ValueError`` naming ``<Problem>.<method>``, and a
+    result that is not finite is refused the same way.
+
+    Parameters
+    ----------
+    method : str
+        The method's name, used in the error message.
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
 
     def deco(fn):
         @functools.wraps(fn)
@@ -65,7 +85,29 @@ def public(method: str):
 
 
 def positive_float(where: str, name: str, value) -> float:
-    """``value`` as a finite float > 0 (ints and floats, not booleans or strings), else ``ValueError``."""
+    """``value`` as a finite float > 0 (ints and floats, not booleans or strings), else ``ValueError``.
+
+    Helper, not a paper formula: argument validation.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    name : str
+        The argument's name, named in the error message.
+    value : int or float
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite number > 0.
+    """
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
     v = float(value) if ok else math.nan
     if not (ok and math.isfinite(v) and v > 0):

@@ -24,14 +24,32 @@ __all__ = ["SpherePCA", "DATA_BOUND", "check_data_bound"]
 
 _PAPERS = ("000", "001", "002")
 
-#: Domain of the data (issue 19): N_i c_i max_j ||z_ij||^2 <= DATA_BOUND = 2^1000 (1.07e301) for every
+#: Domain of the data: N_i c_i max_j ||z_ij||^2 <= DATA_BOUND = 2^1000 (1.07e301) for every
 #: agent. Then every loss |f_ij| <= c ||z||^2, every gradient entry (at most 4 c ||z||^2) and every sum
 #: of N_i of them stays below 2^1002 at every point of the sphere: nothing overflows float64.
 DATA_BOUND = 2.0**1000
 
 
 def check_data_bound(where: str, Z, c) -> None:
-    """Refuse data outside the domain N_i c_i max_j ||z_ij||^2 <= DATA_BOUND (see there)."""
+    r"""Refuse data outside the domain :math:`N_i c_i \max_j \lVert z_{ij}\rVert^2 \le` ``DATA_BOUND`` :math:`= 2^{1000}`.
+
+    Helper, not a paper formula: the data domain on which every loss and gradient of the sphere PCA
+    problem (Huang et al. (2024), eq. (6.1)) is finite in float64.
+
+    Parameters
+    ----------
+    where : str
+        The public function being called, named in the error message.
+    Z : sequence of numpy.ndarray
+        Agent :math:`i`'s records as rows, shape ``(N_i, d + 1)``.
+    c : sequence of float
+        The agents' loss scalings :math:`c_i`.
+
+    Raises
+    ------
+    ValueError
+        If an agent's data leave the domain (the value and the bound are named).
+    """
     for i, z in enumerate(Z):
         with np.errstate(over="ignore"):
             m = float(np.max(np.einsum("jk,jk->j", z, z))) * float(c[i]) * z.shape[0]

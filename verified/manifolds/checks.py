@@ -1,4 +1,4 @@
-"""Shared numerics and checks of the verified manifolds (issue 19): an overflow-free norm for njit
+"""Shared numerics and checks of the verified manifolds: an overflow-free norm for njit
 code, and the batch protocol that makes every ``*_batch`` method accept and refuse exactly what
 the single-point method accepts and refuses, row by row.
 

@@ -16,7 +16,7 @@ and batched versions over stacks of shape (n, d+1): exp_batch, log_batch, dist_b
 transp_batch. Kernels do not validate their inputs (the class's public methods do); their domain
 is the reference's (points with x_0 <= X0_MAX = 2^500): ``exp_kernel`` raises ``ValueError`` when
 ||v||_L > 700 or the result leaves the domain, ``transp_kernel`` when its result overflows, so no
-kernel returns a non-finite point or vector (issue 19).
+kernel returns a non-finite point or vector.
 
 Examples
 --------

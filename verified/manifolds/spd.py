@@ -19,7 +19,7 @@ Python objects, so samplers and trainers can call them from other njit code:
 Kernels do not validate points (the public methods do); where floating point leaves the domain
 (a generalised eigenvalue <= 0, Y outside the image of the retraction, an Exp or retraction whose
 result underflows, overflows or is not positive definite, a transport that overflows) they raise
-``ValueError`` rather than return NaN, inf or a matrix check_point would refuse (issue 19).
+``ValueError`` rather than return NaN, inf or a matrix check_point would refuse.
 
 Examples
 --------

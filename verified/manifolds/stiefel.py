@@ -735,7 +735,7 @@ class Stiefel(BatchRows, KernelMetric, _ReferenceStiefel):
         V, res, it, length = log_core(_c(x), _c(y))
         if not (res <= LOG_TOL and length < math.pi):
             # the reference's Newton (lstsq steps) decides and words the refusal: the two iterations
-            # differ in rounding, so a failure here is re-run there (issue 19)
+            # differ in rounding, so a failure here is re-run there
             return super()._log_solve(method, x, y)
         if not res <= LOG_TOL:
             raise ValueError(
