@@ -262,6 +262,9 @@ def _add_common_run_options(p: argparse.ArgumentParser, backend_default: str | N
     p.add_argument("--calibrate", action="store_true",
                    help="noise std from the rigorous accountant at the stated eps (private experiments only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    p.add_argument("--accountant", choices=("best", "pld", "rdp"), default=None,
+                   help="accountant of every epsilon and calibration of the private experiments (default: the "
+                        "configuration's, best = the tightest valid of PLD and RDP)")
 
 
 def _add_reproduce(p: argparse.ArgumentParser) -> None:
@@ -307,7 +310,7 @@ def _run_reproduce(args, out) -> int:
     overrides = parse_overrides(args.overrides)
     common = dict(mode=mode, seed=args.seed, workers=args.workers, resume=args.resume, backend=args.backend,
                   progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler,
-                  overwrite=args.overwrite)
+                  overwrite=args.overwrite, accountant=args.accountant)
     if args.experiment == "all":
         if overrides:
             raise ValueError("--set applies to one experiment, not to `all`")
@@ -324,7 +327,7 @@ def _run_reproduce(args, out) -> int:
         return 0
     dest = args.out if args.out is not None else f"prirfed-results/{args.experiment}"
     r = reproduce(args.experiment, dest, overrides=overrides, **common)
-    shown = sum(c.shown for c in r["checks"])
+    shown = sum(c.shown is True for c in r["checks"])
     out.write(f"{args.experiment}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} claims shown; "
               f"outputs in {dest}: {', '.join(r['files'])}{_moved(r)}\n")
     return 0
@@ -349,8 +352,8 @@ def _run_run(args, out) -> int:
     dest = args.out if args.out is not None else f"prirfed-results/run-{Path(args.config).stem}"
     r = run_toml(args.config, dest, workers=args.workers, resume=args.resume, backend=args.backend,
                  progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler,
-                 overwrite=args.overwrite)
-    shown = sum(c.shown for c in r["checks"])
+                 overwrite=args.overwrite, accountant=args.accountant)
+    shown = sum(c.shown is True for c in r["checks"])
     out.write(f"run {args.config}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} checks shown; "
               f"outputs in {dest}: {', '.join(r['files'])}{_moved(r)}\n")
     return 0

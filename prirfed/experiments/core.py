@@ -32,11 +32,27 @@ BACKENDS = ("reference", "verified")
 
 @dataclass(frozen=True)
 class Check:
-    """One qualitative claim of the paper and whether the reproduction shows it (computed)."""
+    """One claim and whether the reproduction shows it (computed): ``kind`` is ``"paper"`` (a claim of
+    the paper) or ``"ours"`` (a sanity check or threshold of this project); ``shown`` is True, False, or
+    None when the comparison is inconclusive (the spread over trials does not decide it)."""
 
     claim: str
-    shown: bool
+    shown: bool | None
     evidence: str
+    kind: str = "paper"
+
+    def __post_init__(self):
+        if self.kind not in ("paper", "ours"):
+            raise ValueError(f"Check: kind must be 'paper' or 'ours' (got {self.kind!r})")
+        if isinstance(self.shown, np.bool_):  # a comparison of NumPy numbers
+            object.__setattr__(self, "shown", bool(self.shown))
+        if not (self.shown is None or isinstance(self.shown, bool)):
+            raise ValueError(f"Check: shown must be True, False or None (inconclusive) (got {self.shown!r})")
+
+    @property
+    def verdict(self) -> str:
+        """``"yes"``, ``"**no**"`` or ``"inconclusive"`` (as the summaries print it)."""
+        return "inconclusive" if self.shown is None else ("yes" if self.shown else "**no**")
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ integer, a number, a number or a per-agent list, a string, ...); trainer counts 
     [privacy]                  # optional
     eps = 1.0                  # the target of --calibrate, and the eps the run is checked against
     delta = 1e-5               # (dp_frechet_mean is pure eps-DP: delta is not used)
+    accountant = "best"        # best (the tightest valid of PLD and RDP) | pld | rdp
 
     [run]                      # optional
     seed = 0                   # root seed (trial i: child i of SeedSequence(seed).spawn(repeats))
@@ -53,7 +54,8 @@ integer, a number, a number or a per-agent list, a string, ...); trainer counts 
                                # used when the command line gives no --backend
 
 Privacy: the rigorous eps of the noise actually used is always reported (the run's own event,
-``TrainResult.event``, composed in the RDP accountant and converted at ``[privacy] delta``; pure
+``TrainResult.event``, composed in ``[privacy] accountant`` (default "best": the tightest valid of PLD
+and RDP) and converted at ``[privacy] delta``, beside the attainable lower bound of that event; pure
 eps for DP-FM). ``--calibrate`` (config key ``calibrate``) replaces the trainer's ``sigma`` by the
 smallest sigma whose rigorous eps at ``delta`` is at most ``[privacy] eps``
 (:func:`prirfed.reference.accounting.calibration.calibrate_sigma` on the same event builder the
@@ -77,12 +79,13 @@ from pathlib import Path
 
 import numpy as np
 
+from prirfed.reference.accounting.accountants import lower_epsilon
 from prirfed.reference.accounting.calibration import calibrate_sigma
 
 from .core import BACKENDS, Check, Experiment, mean_and_spread, write_csv
 from .framework import reproduce
 from .plots import band, finish, new_figure
-from .privacy import epsilon_of
+from .privacy import ACCOUNTANTS, epsilon_of
 
 __all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", "SOURCES", "TRAINERS", "SCHEMA",
            "TRAINER_KEY_KINDS", "MAX_AGENTS", "MAX_REPEATS", "MAX_COUNT"]
@@ -117,7 +120,7 @@ _FEEDS = {
 _RUNNER_SET = ("problem", "x0", "rng", "record_every", "keep_iterates")
 _SECTIONS = ("problem", "data", "trainer", "privacy", "run")
 _RUN_KEYS = {"seed": 0, "repeats": 3, "record_every": 1, "backend": "verified"}
-_PRIVACY_KEYS = ("eps", "delta")
+_PRIVACY_KEYS = ("eps", "delta", "accountant")
 
 SCHEMA = dict(problems=PROBLEMS, sources=SOURCES, trainers=TRAINERS, sections=_SECTIONS)
 
@@ -358,13 +361,16 @@ def config_from_toml(doc: dict) -> dict:
     _unknown("privacy", pv, _PRIVACY_KEYS)
     privacy = {}
     if pv:
-        for k in _PRIVACY_KEYS:
+        for k in ("eps", "delta"):
             if k not in pv:
                 raise _err("privacy", k, "required when [privacy] is given (eps and delta)")
         privacy["eps"] = _pos_num("privacy", "eps", pv["eps"])
         if not _is_num(pv["delta"]) or not 0 < pv["delta"] < 1:
             raise _err("privacy", "delta", f"must lie in (0, 1) (got {pv['delta']!r})")
         privacy["delta"] = float(pv["delta"])
+        privacy["accountant"] = pv.get("accountant", "best")
+        if privacy["accountant"] not in ACCOUNTANTS:
+            raise _err("privacy", "accountant", f"must be one of {ACCOUNTANTS} (got {privacy['accountant']!r})")
     # [run]
     rt = _table(doc, "run", False)
     _unknown("run", rt, tuple(_RUN_KEYS))
@@ -486,7 +492,7 @@ def calibrated_setting(cfg: dict, problem) -> tuple[str, float]:
         ev, why = event_of(sg)
         if ev is None:
             raise _err("trainer", "tau", f"--calibrate: the run is not private whatever sigma ({why})")
-        return epsilon_of(ev, delta)
+        return epsilon_of(ev, delta, cfg["privacy"]["accountant"])
 
     return "sigma", float(calibrate_sigma(eps_of, eps).sigma)
 
@@ -538,7 +544,8 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
         if name == "dp_frechet_mean":
             out["eps_rigorous"] = float(tr["eps"])
         elif delta is not None:
-            out["eps_rigorous"] = epsilon_of(res.event, delta)
+            out["eps_rigorous"] = epsilon_of(res.event, delta, config["privacy"]["accountant"])
+            out["eps_rigorous_lower"] = float(lower_epsilon(res.event, delta))
     return out
 
 
@@ -562,20 +569,23 @@ def report(config: dict, results: list, out) -> list:
     prow = dict(trainer=name, calibrate=str(bool(config.get("calibrate"))),
                 eps_target=float(priv.get("eps", math.nan)), delta=float(priv.get("delta", math.nan)),
                 sigma=float(results[0].get("sigma", math.nan)),
+                eps_rigorous_lower=float(max(r.get("eps_rigorous_lower", math.nan) for r in results)),
                 eps_rigorous=float(max(r.get("eps_rigorous", math.nan) for r in results)),
                 privacy=results[0]["privacy"])
     write_csv(out / "privacy.csv", list(prow), [prow])
     _plot(out, rows, name)
     checks = [Check("custom run (prirfed run): no paper claim; f(x) at the last recorded round is below f(x^(0)) "
                     "(mean over repeats)", rows[-1]["f_mean"] < rows[0]["f_mean"],
-                    f"f: {rows[0]['f_mean']:.6g} at round {rows[0]['round']} -> {rows[-1]['f_mean']:.6g} at round {rows[-1]['round']}")]
+                    f"f: {rows[0]['f_mean']:.6g} at round {rows[0]['round']} -> {rows[-1]['f_mean']:.6g} at round {rows[-1]['round']}",
+                    kind="ours")]
     if priv and name in PRIVATE:
         e = prow["eps_rigorous"]
         checks.append(Check(f"the run is ({priv['eps']:g}, {priv['delta']:g})-DP by the rigorous accountant "
                             "for the noise used", bool(e <= priv["eps"] * (1 + 1e-9)),
-                            f"rigorous eps = {e:.6g} at delta = {priv['delta']:g} with {('eps' if name == 'dp_frechet_mean' else 'sigma')}"
+                            f"rigorous eps in [{prow['eps_rigorous_lower']:.6g}, {e:.6g}] (attainable lower bound, upper bound by the "
+                            f"{priv.get('accountant', 'best')} accountant) at delta = {priv['delta']:g} with {('eps' if name == 'dp_frechet_mean' else 'sigma')}"
                             f" = {prow['eps_target'] if name == 'dp_frechet_mean' else prow['sigma']:.6g}"
-                            f" ({'calibrated' if config.get('calibrate') else 'as given'}); {prow['privacy']}"))
+                            f" ({'calibrated' if config.get('calibrate') else 'as given'}); {prow['privacy']}", kind="ours"))
     return checks
 
 
@@ -620,7 +630,8 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
 
 
 def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str | None = None, progress: bool = True,
-             calibrate: bool = False, dask_scheduler: str | None = None, overwrite: bool = False) -> dict:
+             calibrate: bool = False, dask_scheduler: str | None = None, overwrite: bool = False,
+             accountant: str | None = None) -> dict:
     """``prirfed run``: :func:`experiment_from_toml` run by :func:`~prirfed.experiments.framework.reproduce`
     with the TOML's [run] seed as the root seed (the output folder's rules: ``resume``, ``overwrite``,
     see there). ``backend=None``: the TOML's [run] backend (default "verified"). Returns reproduce's dict."""
@@ -630,4 +641,5 @@ def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str 
     seed = cfg0["seed"]
     backend = cfg0["run"]["backend"] if backend is None else backend
     return reproduce(exp, out, mode="full", seed=seed, workers=workers, resume=resume, backend=backend,
-                     progress=progress, calibrate=calibrate, dask_scheduler=dask_scheduler, overwrite=overwrite)
+                     progress=progress, calibrate=calibrate, dask_scheduler=dask_scheduler, overwrite=overwrite,
+                     accountant=accountant)

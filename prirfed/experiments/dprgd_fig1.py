@@ -43,7 +43,7 @@ What 001 does not state, and we chose (recorded in config.json):
 
 One trial = one (panel, n): its data set and its 20 runs. Privacy per (panel, n, method): the
 paper's claim ((eps, delta) by 001 Theorems 1/4 with c = 1; pure eps for DP-FM) and the rigorous eps
-of the sigma used (RDP accountant, the run's event: T full-batch Gaussian steps, replace-one
+of the sigma used (configured accountant, setting ``accountant``, default "best"; the run's event: T full-batch Gaussian steps, replace-one
 sensitivity 2 r / n with r a bound on the per-sample gradient norm). r = L_0 = vartheta for DP-RGD
 on the sphere, r = 2 vartheta for DP-PGD (the ambient gradient 2 (z^T w) z has norm up to
 2 vartheta); on SPD 001 takes r = D_W but ||grad dist^2(W, X)|| = 2 dist(W, X) <= 4 D_W for W in the
@@ -51,7 +51,7 @@ ball of radius D_W that holds the data (assumed, as 001's analysis assumes a bou
 report both. DP-RGD's value comes from the run's own event (``TrainResult.event`` with
 ``lipschitz = r``); DP-PGD's run has no event (no clipping), so its value is composed from the same
 kind of event with r = 2 vartheta (:func:`rigorous_eps`). ``calibrate = True``: sigma (both methods of panel (a), DP-RGD of panel (b)) from the
-RDP accountant at (eps, delta) with r = vartheta (a) and r = 4 D_W (b).
+configured accountant at (eps, delta) with r = vartheta (a) and r = 4 D_W (b).
 Proofs note: ``proofs_notes/experiment_dprgd_fig1.md``.
 """
 
@@ -72,7 +72,7 @@ from prirfed.reference.trainers.privacy import dp_rgd_run_event
 from . import validate as v
 from .core import Check, experiment, mean_and_spread, write_csv
 from .plots import band, finish, new_figure
-from .privacy import epsilon_of
+from .privacy import check_accountant, epsilon_of
 
 __all__ = ["EXPERIMENT", "fm_sigma_max", "sphere_T", "sphere_sigma", "spd_sigma", "rigorous_eps"]
 
@@ -89,7 +89,7 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
         "quick": dict(a_n_grid=[100, 500, 1000, 2000], b_n_grid=[20, 60, 100], repeats=3, b_fm_steps=1000),
         "tiny": dict(a_n_grid=[60, 120], b_n_grid=[20, 40], repeats=2, b_fm_steps=200),
     }[mode]
-    return dict(mode=mode, seed=seed, backend=backend, calibrate=False, panels=list(PANELS),
+    return dict(mode=mode, seed=seed, backend=backend, calibrate=False, accountant="best", panels=list(PANELS),
                 a_D=50 if mode != "tiny" else 12, a_nu=1e-3, a_eps=0.1, a_delta=1e-3, a_eta=0.2, a_variant="paper",
                 a_objective="paper_mean",
                 b_r=2, b_D_W=1.0, b_eps=0.1, b_delta=1e-3, b_eta=0.01, b_optimum_tol=1e-14, **sizes)
@@ -105,6 +105,7 @@ def _check(config):
         v.check_probability(where, key, config[key])
     v.check_choice(where, "a_objective", config["a_objective"], OBJECTIVES)
     v.check_bool(where, "calibrate", config["calibrate"])
+    check_accountant(where, config)
     for key, low in (("a_D", 7), ("b_r", 1), ("b_fm_steps", 1)):
         v.check_int(where, key, config[key], low)
     for key, low in (("a_n_grid", config["a_D"]), ("b_n_grid", 1)):
@@ -154,15 +155,15 @@ def spd_sigma(n: int, eps: float, delta: float, T: int, D_W: float) -> float:
     return math.sqrt(T * math.log(1.0 / delta)) * D_W / (n * eps)
 
 
-def rigorous_eps(n: int, T: int, sigma: float, radius: float, delta: float) -> float:
+def rigorous_eps(n: int, T: int, sigma: float, radius: float, delta: float, accountant: str = "best") -> float:
     """eps at delta of T full-batch Gaussian steps with per-sample gradient norm <= radius (replace-one
-    sensitivity 2 radius / n), by the RDP accountant."""
+    sensitivity 2 radius / n), by ``accountant`` (default: the tightest valid of PLD and RDP)."""
     event, _ = dp_rgd_run_event(n=n, b=n, T=T, sigma=sigma, sensitivity_radius=radius)
-    return epsilon_of(event, delta)
+    return epsilon_of(event, delta, accountant)
 
 
-def _calibrated(n, T, radius, eps, delta):
-    return float(calibrate_sigma(lambda s: rigorous_eps(n, T, s, radius, delta), eps,
+def _calibrated(n, T, radius, eps, delta, accountant):
+    return float(calibrate_sigma(lambda s: rigorous_eps(n, T, s, radius, delta, accountant), eps,
                                  sigma0=sphere_sigma(n, eps, delta, T, radius)).sigma)
 
 
@@ -180,7 +181,7 @@ def _panel_a(config, n, seq):
     f_star = -lam1
     eps, delta = config["a_eps"], config["a_delta"]
     T, T_printed = sphere_T(n, eps, delta, D, L0)
-    sigma = _calibrated(n, T, L0, eps, delta) if config["calibrate"] else sphere_sigma(n, eps, delta, T, L0)
+    sigma = _calibrated(n, T, L0, eps, delta, config["accountant"]) if config["calibrate"] else sphere_sigma(n, eps, delta, T, L0)
     tr = trainers(config["backend"])
     ex = {"dp_rgd": [], "dp_pgd": []}
     for rs in rep_seqs:
@@ -193,9 +194,9 @@ def _panel_a(config, n, seq):
         ex["dp_rgd"].append(float(problem.f(r1.x)) - f_star)
         ex["dp_pgd"].append(float(problem.f(r2.x)) - f_star)
     L_f = float(problem.L_f)  # per-sample gradient bound of the problem actually run (scaled: n L0)
-    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=epsilon_of(event, delta),
+    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=epsilon_of(event, delta, config["accountant"]),
                            radius=L_f),  # the run's own event (lipschitz = L_f)
-            "dp_pgd": dict(eps_paper=eps, delta=delta, eps_rigorous=rigorous_eps(n, T, sigma, 2.0 * L_f, delta),
+            "dp_pgd": dict(eps_paper=eps, delta=delta, eps_rigorous=rigorous_eps(n, T, sigma, 2.0 * L_f, delta, config["accountant"]),
                            radius=2.0 * L_f)}
     return dict(panel="a", n=n, T=T, T_printed=T_printed, L0=L0, sigma=sigma, lambda_1=lam1, excess=ex, privacy=priv)
 
@@ -210,7 +211,7 @@ def _panel_b(config, n, seq):
     eps, delta = config["b_eps"], config["b_delta"]
     T = n
     r_true = 4.0 * D_W  # ||grad dist^2(W, X)|| = 2 dist(W, X) <= 2 (2 D_W) inside the data ball
-    sigma = _calibrated(n, T, r_true, eps, delta) if config["calibrate"] else spd_sigma(n, eps, delta, T, D_W)
+    sigma = _calibrated(n, T, r_true, eps, delta, config["accountant"]) if config["calibrate"] else spd_sigma(n, eps, delta, T, D_W)
     tr = trainers(config["backend"])
     ex = {"dp_rgd": [], "dp_fm": []}
     fm_sigma = None
@@ -224,8 +225,8 @@ def _panel_b(config, n, seq):
         fm_sigma = float(r2.info["sigma"])
         ex["dp_rgd"].append(float(problem.f(r1.x)) - f_star)
         ex["dp_fm"].append(float(problem.f(r2.x)) - f_star)
-    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=epsilon_of(event, delta),
-                           eps_rigorous_paper_L0=rigorous_eps(n, T, sigma, D_W, delta), radius=r_true),
+    priv = {"dp_rgd": dict(eps_paper=eps, delta=delta, eps_rigorous=epsilon_of(event, delta, config["accountant"]),
+                           eps_rigorous_paper_L0=rigorous_eps(n, T, sigma, D_W, delta, config["accountant"]), radius=r_true),
             "dp_fm": dict(eps_paper=eps, delta=0.0, eps_rigorous=eps, radius=D_W)}
     return dict(panel="b", n=n, T=T, sigma=sigma, fm_sigma=fm_sigma, optimum_grad_norm=float(info["grad_norm"]),
                 f_star=f_star, excess=ex, privacy=priv)
@@ -294,7 +295,7 @@ def report(config: dict, results: list, out) -> list:
                      ", ".join(f"{q['eps_rigorous_paper_L0']:.3g}" for q in rows))
         checks.append(Check(
             f"({p}) DP-RGD with the sigma used is ({config[p + '_eps']:g}, {config[p + '_delta']:g})-DP (001 Theorems 1/4, c = 1)",
-            not bad, f"rigorous eps at delta (RDP accountant, per-sample gradient bound {rows[0]['sensitivity_radius']:.3g} "
+            not bad, f"rigorous eps at delta ({config['accountant']} accountant, per-sample gradient bound {rows[0]['sensitivity_radius']:.3g} "
                      f"at n = {rows[0]['n']}): {ev}{extra}"))
         if p == "a":
             pg = [q for q in priv_rows if q["panel"] == "a" and q["method"] == "dp_pgd"]

@@ -260,9 +260,22 @@ class _Plan:
         self.identity = dict(experiment=exp.name, config_hash=self.chash, seed=seed)
 
 
+def _set_accountant(where: str, name: str, config: dict, accountant) -> None:
+    from .privacy import ACCOUNTANTS
+
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"{where}: accountant must be one of {ACCOUNTANTS} (got {accountant!r})")
+    if "accountant" in config:
+        config["accountant"] = accountant
+    elif isinstance(config.get("privacy"), dict) and config["privacy"]:  # prirfed run: [privacy] accountant
+        config["privacy"]["accountant"] = accountant
+    else:
+        raise ValueError(f"{where}: experiment {name} computes no epsilon (no accountant setting)")
+
+
 def plan_run(name, *, mode: str = "full", seed: int = 0, backend: str = "verified", overrides: dict | None = None,
              calibrate: bool = False, workers: int = 1, dask_scheduler: str | None = None,
-             where: str = "reproduce") -> _Plan:
+             where: str = "reproduce", accountant: str | None = None) -> _Plan:
     """Build and check the run of ``name`` (configuration, overrides, trial specs, executor
     settings): every bad input raises here, before anything is written."""
     exp = _check_args(where, name, mode, seed, workers, backend)
@@ -279,6 +292,8 @@ def plan_run(name, *, mode: str = "full", seed: int = 0, backend: str = "verifie
         if "calibrate" not in config:
             raise ValueError(f"{where}: experiment {name} is not private (no calibrate setting)")
         config["calibrate"] = True
+    if accountant is not None:
+        _set_accountant(where, name, config, accountant)
     try:
         config = json.loads(json.dumps(config, allow_nan=True))  # exactly what config.json will hold
     except (TypeError, ValueError) as exc:
@@ -316,7 +331,7 @@ def _trial_record(folder: RunFolder, i: int, plan: _Plan, where: str):
 def reproduce(name, out, *, mode: str = "full", seed: int = 0, workers: int = 1, resume: bool = False,
               backend: str = "verified", progress: bool = True, overrides: dict | None = None,
               calibrate: bool = False, dask_scheduler: str | None = None, progress_position: int = 0,
-              overwrite: bool = False) -> dict:
+              overwrite: bool = False, accountant: str | None = None) -> dict:
     """Run experiment ``name`` (a name of ``EXPERIMENTS`` or an :class:`Experiment`) into folder
     ``out``; returns ``{"config", "checks", "files", "ran", "skipped", "moved_to"}``.
 
@@ -325,8 +340,11 @@ def reproduce(name, out, *, mode: str = "full", seed: int = 0, workers: int = 1,
     function's arguments and cannot be overridden); it is recorded in config.json like every other
     setting. ``calibrate=True`` sets the setting ``"calibrate"`` to True (the experiment then draws
     its noise with the sigma the rigorous accountant calibrates to the stated eps); an experiment
-    without that setting is not private and is refused. ``dask_scheduler`` runs the trials on a
-    Dask cluster (:func:`make_executor`).
+    without that setting is not private and is refused. ``accountant`` ("best", "pld" or "rdp";
+    None keeps the configuration's, whose default is "best": the tightest valid of PLD and RDP) sets
+    the setting ``"accountant"`` that computes every epsilon and calibrates every sigma of a private
+    experiment; a non-private one refuses it. ``dask_scheduler`` runs the trials on a Dask cluster
+    (:func:`make_executor`).
 
     The output folder (:class:`~prirfed.experiments.outputs.RunFolder`): everything above is
     checked before the folder is touched; then it is locked (a second run into it fails at once);
@@ -337,7 +355,7 @@ def reproduce(name, out, *, mode: str = "full", seed: int = 0, workers: int = 1,
     """
     where = "reproduce"
     plan = plan_run(name, mode=mode, seed=seed, backend=backend, overrides=overrides, calibrate=calibrate,
-                    workers=workers, dask_scheduler=dask_scheduler, where=where)
+                    workers=workers, dask_scheduler=dask_scheduler, where=where, accountant=accountant)
     exp, config, specs, n, chash = plan.exp, plan.config, plan.specs, plan.n, plan.chash
     name = exp.name
     seqs = trial_seeds(plan.seed, n)
@@ -439,7 +457,7 @@ def _keep_finished(index_of: dict, results: list, folder, specs, chash) -> None:
 
 def reproduce_all(out, *, names=None, mode: str = "full", seed: int = 0, workers: int = 1, resume: bool = False,
                   backend: str = "verified", progress: bool = True, calibrate: bool = False,
-                  dask_scheduler: str | None = None, overwrite: bool = False) -> dict:
+                  dask_scheduler: str | None = None, overwrite: bool = False, accountant: str | None = None) -> dict:
     """Run every experiment (``names``, default all of ``EXPERIMENTS`` in order) into ``out/NAME``
     and write ``out/index.md``: one row per experiment (claims shown / total, link to its
     summary.md, time taken, status) and a total line.
@@ -495,17 +513,20 @@ def reproduce_all(out, *, names=None, mode: str = "full", seed: int = 0, workers
                 t0 = time.perf_counter()
                 note = ""
                 try:
-                    cal = bool(calibrate) and "calibrate" in exp.make_config(mode, int(seed), backend)
+                    cfg0 = exp.make_config(mode, int(seed), backend)
+                    cal = bool(calibrate) and "calibrate" in cfg0
+                    acc = accountant if "accountant" in cfg0 else None  # the non-private experiments ignore it
                     note = "calibrated" if cal else ("not private: run without calibration" if calibrate else "")
                     r = reproduce(nm, out / nm, mode=mode, seed=seed, workers=workers, resume=resume, backend=backend,
-                                  progress=progress, calibrate=cal, dask_scheduler=dask_scheduler, progress_position=1)
+                                  progress=progress, calibrate=cal, dask_scheduler=dask_scheduler, progress_position=1,
+                                  accountant=acc)
                 except Exception as exc:  # noqa: BLE001 - recorded in index.md; the CLI exits non-zero
                     notes = "".join(f" ({n})" for n in getattr(exc, "__notes__", ()))
                     msg = " ".join(f"{type(exc).__name__}: {exc}{notes}".split())
                     rows.append(dict(name=nm, source=exp.source, shown=None, total=None, seconds=time.perf_counter() - t0,
                                      status="failed", error=msg, note=note))
                 else:
-                    rows.append(dict(name=nm, source=exp.source, shown=sum(c.shown for c in r["checks"]),
+                    rows.append(dict(name=nm, source=exp.source, shown=sum(c.shown is True for c in r["checks"]),
                                      total=len(r["checks"]), seconds=time.perf_counter() - t0, status="ok", error="",
                                      note=note))
                 bar.update(1)
@@ -604,14 +625,18 @@ def _summary_text(exp: Experiment, config: dict, chash: str, checks: list, n: in
         "",
         f"Source: {exp.source}. Mode `{config.get('mode')}`, seed {config.get('seed')}, backend `{config.get('backend')}`, "
         f"{n} trials ({skipped} reused by --resume), configuration hash `{chash}` (config.json).",
-        "",
-        "| paper's claim | reproduced | evidence (computed from the CSVs of this run) |",
-        "|---|---|---|",
     ]
-    for c in checks:
-        lines.append(f"| {c.claim} | {'yes' if c.shown else '**no**'} | {c.evidence} |")
-    shown = sum(c.shown for c in checks)
-    lines += ["", f"{shown} of {len(checks)} claims shown by this run."]
+    for kind, head, what in (("paper", "paper's claim", "claims of the paper"),
+                             ("ours", "our check (thresholds and settings ours, not the paper's)", "sanity checks of ours")):
+        part = [c for c in checks if c.kind == kind]
+        if not part:
+            continue
+        lines += ["", f"## {what[0].upper() + what[1:]}", "", f"| {head} | reproduced | evidence (computed from the CSVs of this run) |",
+                  "|---|---|---|"]
+        lines += [f"| {c.claim} | {c.verdict} | {c.evidence} |" for c in part]
+        inc = sum(c.shown is None for c in part)
+        lines += ["", f"{sum(c.shown is True for c in part)} of {len(part)} {what} shown by this run"
+                  + (f" ({inc} inconclusive)." if inc else ".")]
     if config.get("mode") in ("quick", "tiny"):
         lines += ["", f"Note: mode `{config.get('mode')}` uses scaled-down sizes; only mode `full` follows the paper's settings."]
     return "\n".join(lines) + "\n"

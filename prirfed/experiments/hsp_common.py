@@ -22,7 +22,7 @@ from prirfed.reference.trainers.privacy import prirfed_run_event
 from prirfed.verified.problems.cached import BatchedHSP
 
 from . import validate as v
-from .privacy import local_sigma, privacy_of_run
+from .privacy import check_accountant, local_sigma, privacy_of_run
 
 __all__ = ["METHODS", "LABELS", "PRIVATE", "DATA_SPAWN_KEY", "DATA_KEYS", "closure_available", "make_config", "validate",
            "tree_closure", "build_setting", "data_sentence", "run_privacy", "run_methods"]
@@ -35,7 +35,7 @@ PRIVATE = ("dp_rsgd", "dp_rsvrg")
 DATA_SPAWN_KEY = (1 << 30,)
 #: Settings that determine the data set and the problem (the key of the per-process cache).
 DATA_KEYS = ("seed", "data", "tree_branching", "tree_depth", "test_word", "r", "embed_epochs", "embed_burnin", "N",
-             "lam", "gamma_rule", "v_bar", "kernel", "M", "eps", "delta", "K", "m", "calibrate")
+             "lam", "gamma_rule", "v_bar", "kernel", "M", "eps", "delta", "K", "m", "calibrate", "accountant")
 
 
 def closure_available() -> bool:
@@ -58,7 +58,7 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     else:
         data, note = "synthetic", ("FALLBACK: wordnet/mammal_closure.tsv is absent from the shared data folder, so the "
                                    "transitive closure of a balanced 3-ary tree of depth 6 (1093 nodes) stands in")
-    return dict(mode=mode, seed=seed, backend=backend, calibrate=False, data=data, data_note=note,
+    return dict(mode=mode, seed=seed, backend=backend, calibrate=False, accountant="best", data=data, data_note=note,
                 tree_branching=3, test_word="primate.n.02", r=3, lam=1e-5, gamma_rule="n_lambda", v_bar=0.3,
                 kernel="gaussian", M=4.0, eps=0.15, delta=1e-4, delta_hat=1e-3, s=1, K=3, m=5,
                 methods=list(METHODS), **sizes)
@@ -83,6 +83,7 @@ def validate(where: str, config: dict) -> None:
     v.check_choice(where, "kernel", config["kernel"], ("gaussian", "printed"))
     v.check_names(where, "methods", config["methods"], METHODS)
     v.check_bool(where, "calibrate", config["calibrate"])
+    check_accountant(where, config)
 
 
 # ----------------------------------------------------------------------------- data and problem
@@ -110,7 +111,8 @@ def _data_rng(config: dict) -> np.random.Generator:
 
 def _sigma(config: dict, method: str, tau: float, N_i: int) -> float:
     """Noise std of a private method (b_i = N_i): :func:`prirfed.experiments.privacy.local_sigma`."""
-    return local_sigma(method, config["eps"], config["delta"], config["K"], tau, N_i, N_i, config["m"], config["calibrate"])
+    return local_sigma(method, config["eps"], config["delta"], config["K"], tau, N_i, N_i, config["m"], config["calibrate"],
+                       config["accountant"])
 
 
 @functools.lru_cache(maxsize=2)
@@ -170,7 +172,7 @@ def build_setting(config: dict) -> dict:
 def run_privacy(event, method: str, config: dict, sigma: float, tau: float, N_i: int) -> dict:
     """:func:`prirfed.experiments.privacy.privacy_of_run` of a private method's run (full batch b_i = N_i)."""
     return privacy_of_run(event, config["eps"], config["delta"], config["N"], config["s"], config["T"], config["delta_hat"],
-                          config["K"], N_i, N_i, sigma, tau, method, config["m"])
+                          config["K"], N_i, N_i, sigma, tau, method, config["m"], config["accountant"])
 
 
 def run_methods(config: dict, seq, *, with_privacy: bool = True) -> dict:

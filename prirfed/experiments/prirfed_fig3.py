@@ -32,8 +32,8 @@ What 000 does not state, and we chose (recorded in config.json):
 
 Privacy, per (scenario, trainer): the paper's claim (Theorem 4.2 of 000 with the local
 (eps, delta)) and the rigorous eps of the sigma actually used, from the run's own event composed in
-:class:`RdpAccountant` at the same delta'; also the rigorous eps of one agent's local training at
-the local delta. ``calibrate = True``: sigma from the RDP accountant so that the local training is
+the configured accountant (setting ``accountant``, default "best": the tightest valid of PLD and RDP) at the same delta'; also the rigorous eps of one agent's local training at
+the local delta. ``calibrate = True``: sigma from the configured accountant so that the local training is
 (eps, delta)-DP. Proofs note: ``proofs_notes/experiment_prirfed_fig3.md``.
 """
 
@@ -52,8 +52,8 @@ NAME = "prirfed-fig3"
 
 def make_config(mode: str, seed: int, backend: str) -> dict:
     sizes = {
-        "full": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=100, repeats=10, record_every=5),
-        "quick": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=30, repeats=1, record_every=15),
+        "full": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=100, repeats=10, record_every=1),
+        "quick": dict(n_total=5000, scenarios=[[20, 250], [50, 100]], T=30, repeats=3, record_every=1),
         "tiny": dict(n_total=40, scenarios=[[2, 20], [4, 10]], T=3, repeats=2, record_every=1),
     }[mode]
     return spd_config(mode, seed, backend, d=2, D_W=1.0, **sizes)

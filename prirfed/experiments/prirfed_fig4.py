@@ -85,8 +85,8 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     source, path, note = resolve_data()
     n_full, sc_full = FULL_SIZES[source]
     sizes = {
-        "full": dict(n_images=n_full, scenarios=sc_full, T=100, repeats=10, record_every=5),
-        "quick": dict(n_images=1600, scenarios=[[4, 400], [8, 200]], T=30, repeats=2, record_every=15),
+        "full": dict(n_images=n_full, scenarios=sc_full, T=100, repeats=10, record_every=1),
+        "quick": dict(n_images=1600, scenarios=[[4, 400], [8, 200]], T=30, repeats=3, record_every=1),
         "tiny": dict(n_images=600, scenarios=[[2, 300], [4, 150]], T=3, repeats=2, record_every=1),
     }[mode]
     if mode == "quick" and source != "digits":

@@ -138,7 +138,7 @@ def report(config: dict, results: list, out) -> list:
         priv = [(m, results[0]["runs"][m]) for m in hsp.PRIVATE if m in methods]
         ok = all(max(r["runs"][m]["eps_rigorous"] for r in results) <= q["eps_paper"] * (1 + 1e-9) for m, q in priv)
         checks.append(Check(
-            "the private predictions are (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the RDP accountant",
+            "the private predictions are (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the rigorous accountant (setting accountant)",
             ok, ", ".join(f"{hsp.LABELS[m]}: rigorous {max(r['runs'][m]['eps_rigorous'] for r in results):.3g} vs paper "
                           f"{q['eps_paper']:.3g} at delta' = {q['delta_paper']:.3g}" for m, q in priv)))
     return checks

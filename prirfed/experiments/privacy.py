@@ -3,7 +3,8 @@ a run, and the check of the paper's claim.
 
 - :func:`local_sigma`: one agent's noise std, either 000's formula (Section 6: o_i = o~_i = 1,
   :func:`paper_sigma_dp_rsgd` / :func:`paper_sigma_dp_rsvrg`) or, with ``calibrate``, the smallest
-  sigma for which the RDP accountant certifies the local training (eps, delta)-DP
+  sigma for which the configured accountant (setting ``accountant``: "best", the default, is the
+  tightest valid of PLD and RDP; "pld"; "rdp") certifies the local training (eps, delta)-DP
   (:func:`calibrate_sigma_dp_rsgd` / :func:`calibrate_sigma_dp_rsvrg`);
 - :func:`privacy_of_run`: the paper's (eps', delta') of Theorem 4.2 (000) for the local
   (eps, delta), the rigorous eps of the run's own event at the same delta', and the rigorous eps of
@@ -24,49 +25,64 @@ from prirfed.reference.accounting.calibration import (
     paper_sigma_dp_rsgd,
     paper_sigma_dp_rsvrg,
 )
+from prirfed.reference.accounting.accountants import ACCOUNTANT_CHOICES, epsilon, lower_epsilon
 from prirfed.reference.accounting.paper import theorem_4_2
 from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event
-from prirfed.reference.accounting.rdp import RdpAccountant
 
 from .core import Check
 
 __all__ = ["local_sigma", "epsilon_of", "privacy_of_run", "worst_privacy", "paper_claim_check", "PRIVACY_COLUMNS",
-           "PAPER_CLAIM"]
+           "PAPER_CLAIM", "ACCOUNTANTS", "check_accountant"]
 
-#: the columns :func:`worst_privacy` fills (in a report's privacy.csv, after the experiment's own)
-PRIVACY_COLUMNS = ("eps_local_rigorous", "eps_paper", "delta_paper", "eps_rigorous")
-PAPER_CLAIM = ("the run is (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the RDP accountant for the "
-               "sigma used")
+#: the columns :func:`worst_privacy` fills (in a report's privacy.csv, after the experiment's own):
+#: ``eps_rigorous`` is the accountant's upper bound, ``eps_rigorous_lower`` an attainable lower bound
+#: (the eps of a pair a real mechanism matching the run's event produces), so the true eps lies between
+PRIVACY_COLUMNS = ("eps_local_rigorous", "eps_paper", "delta_paper", "eps_rigorous_lower", "eps_rigorous")
+PAPER_CLAIM = ("the run is (eps', delta')-DP with eps' of Theorem 4.2 (000), checked against the rigorous accountant "
+               "(configuration key accountant) for the sigma used")
+#: the accountant choices of every private experiment's ``accountant`` setting (``prirfed reproduce --accountant``)
+ACCOUNTANTS = ACCOUNTANT_CHOICES
+
+
+def check_accountant(where: str, config: dict) -> str:
+    """The configuration's ``accountant`` ("best": the tightest valid of PLD and RDP; "pld"; "rdp"), or ValueError."""
+    acc = config.get("accountant")
+    if acc not in ACCOUNTANTS:
+        raise ValueError(f"{where}: accountant must be one of {ACCOUNTANTS} (got {acc!r})")
+    return acc
 
 
 def local_sigma(local: str, eps: float, delta: float, K: int, tau: float, N_i: int, b: int, m: int,
-                calibrate: bool) -> float:
+                calibrate: bool, accountant: str = "best") -> float:
     """Noise std of one agent running ``local`` ("dp_rsgd": K steps of batches of b of its N_i samples;
     "dp_rsvrg": K epochs of m inner steps) with clipping threshold tau: 000's formula with o = 1, or
-    the RDP calibration to local (eps, delta) when ``calibrate``."""
+    the calibration to local (eps, delta) by ``accountant`` when ``calibrate``."""
     if local == "dp_rsgd":
         if calibrate:
-            return float(calibrate_sigma_dp_rsgd(eps, delta, K, tau, N_i, b).sigma)
+            return float(calibrate_sigma_dp_rsgd(eps, delta, K, tau, N_i, b, accountant=accountant).sigma)
         return float(paper_sigma_dp_rsgd(eps, delta, K, tau, N_i))
     if calibrate:
-        return float(calibrate_sigma_dp_rsvrg(eps, delta, m, K, tau, tau, N_i).sigma)
+        return float(calibrate_sigma_dp_rsvrg(eps, delta, m, K, tau, tau, N_i, accountant=accountant).sigma)
     return float(paper_sigma_dp_rsvrg(eps, delta, m, K, tau, N_i))
 
 
-def epsilon_of(event, delta: float) -> float:
-    """eps at ``delta`` of a privacy event, by the RDP accountant (:class:`RdpAccountant`)."""
-    return float(RdpAccountant().compose(event).get_epsilon(delta))
+def epsilon_of(event, delta: float, accountant: str = "best") -> float:
+    """eps at ``delta`` of a privacy event: the upper bound of ``accountant`` (default: the tightest
+    valid of PLD and RDP, :func:`prirfed.reference.accounting.accountants.epsilon`)."""
+    return float(epsilon(event, delta, accountant))
 
 
 def privacy_of_run(event, eps: float, delta: float, N: int, s: int, T: int, delta_hat: float, K: int, b: int,
-                   N_i: int, sigma: float, tau: float, local: str = "dp_rsgd", m: int = 1) -> dict:
+                   N_i: int, sigma: float, tau: float, local: str = "dp_rsgd", m: int = 1, accountant: str = "best") -> dict:
     """Paper's (eps', delta') of Theorem 4.2 (000) for local (eps, delta), and the rigorous eps of
-    the run's event at the same delta' (RDP accountant); also the rigorous eps of one agent's
-    local training at the paper's delta (is the paper's local calibration (eps, delta)-DP?)."""
+    the run's event at the same delta': ``accountant``'s upper bound and the attainable lower bound
+    (:func:`lower_epsilon`); also the rigorous eps of one agent's local training at the paper's delta
+    (is the paper's local calibration (eps, delta)-DP?)."""
     eps_p, delta_p = theorem_4_2(eps, delta, N, s, T, delta_hat)
     local_event = dp_rsgd_event(sigma, tau, b, N_i, K) if local == "dp_rsgd" else dp_rsvrg_event(sigma, tau, tau, N_i, m, K)
-    return dict(eps_paper=float(eps_p), delta_paper=float(delta_p), eps_rigorous=epsilon_of(event, delta_p),
-                eps_local_rigorous=epsilon_of(local_event, delta))
+    return dict(eps_paper=float(eps_p), delta_paper=float(delta_p), eps_rigorous=epsilon_of(event, delta_p, accountant),
+                eps_rigorous_lower=float(lower_epsilon(event, delta_p)),
+                eps_local_rigorous=epsilon_of(local_event, delta, accountant))
 
 
 def worst_privacy(runs) -> dict:
