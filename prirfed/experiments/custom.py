@@ -23,11 +23,13 @@ integer, a number, a number or a per-agent list, a string, ...); trainer counts 
     # frechet_mean: (no keys; the generic Frechet mean on SPD(r) of the data)
 
     [data]
-    source = "eigengap"        # eigengap | wishart | kpca_gaussian | iris | wine | digits
+    source = "eigengap"        # eigengap | spiked | wishart | kpca_gaussian | iris | wine | digits
     N = 5                      # agents
     N_i = 40                   # records per agent: an integer or a list of N integers
     # eigengap (sphere_pca):       d (sphere dimension, points in R^(d+1)), nu = 1e-3, variant = "paper" | "authors_code"
     # wishart (spd_frechet, frechet_mean): r (matrix size), D_W = 1.0 (radius around I)
+    # spiked (sphere_pca):         d (sphere dimension), spike = 9.0: unit-norm records z = g / ||g||,
+    #     g ~ N(0, I + spike e_1 e_1^T) (prirfed.experiments.frontier.spiked_records; per-sample gradients <= 1)
     # kpca_gaussian (stiefel_kpca): d (dimension); agent i holds N_i Gaussian points
     # iris | wine | digits (sphere_pca, stiefel_kpca): preprocess = "standardize" | "center" | "none";
     #     a uniformly random subset of sum N_i records is split into the agents
@@ -91,7 +93,7 @@ __all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", 
            "TRAINER_KEY_KINDS", "MAX_AGENTS", "MAX_REPEATS", "MAX_COUNT"]
 
 PROBLEMS = ("sphere_pca", "spd_frechet", "stiefel_kpca", "frechet_mean")
-SOURCES = ("eigengap", "wishart", "kpca_gaussian", "iris", "wine", "digits")
+SOURCES = ("eigengap", "spiked", "wishart", "kpca_gaussian", "iris", "wine", "digits")
 TRAINERS = ("prirfed", "rgd", "dp_rgd", "rfedsvrg", "rfedavg", "rfedprox", "dp_pgd", "dp_frechet_mean")
 PRIVATE = {"prirfed": "sigma", "dp_rgd": "sigma", "dp_pgd": "sigma", "dp_frechet_mean": "eps"}
 
@@ -105,6 +107,7 @@ _PROBLEM_KEYS = {
 # data source -> its own keys with defaults (None = required), and the problems it feeds
 _SOURCE_KEYS = {
     "eigengap": {"d": None, "nu": 1e-3, "variant": "paper"},
+    "spiked": {"d": None, "spike": 9.0},
     "wishart": {"r": None, "D_W": 1.0},
     "kpca_gaussian": {"d": None},
     "iris": {"preprocess": "standardize"},
@@ -112,7 +115,7 @@ _SOURCE_KEYS = {
     "digits": {"preprocess": "center"},
 }
 _FEEDS = {
-    "sphere_pca": ("eigengap", "iris", "wine", "digits"),
+    "sphere_pca": ("eigengap", "spiked", "iris", "wine", "digits"),
     "spd_frechet": ("wishart",),
     "frechet_mean": ("wishart",),
     "stiefel_kpca": ("kpca_gaussian", "iris", "wine", "digits"),
@@ -328,6 +331,8 @@ def config_from_toml(doc: dict) -> dict:
             raise _err("data", "N_i", f"must be >= d + 1 = {data['d'] + 1} for the eigengap data (column-orthonormal U_i; got {min(Ni)})")
     if source == "wishart":
         data["D_W"] = _pos_num("data", "D_W", data["D_W"])
+    if source == "spiked":
+        data["spike"] = _pos_num("data", "spike", data["spike"])
     if source in ("iris", "wine", "digits"):
         _choice("data", "preprocess", data["preprocess"], ("standardize", "center", "none"))
     if kind == "stiefel_kpca":
@@ -418,6 +423,10 @@ def build_problem(cfg: dict, rng: np.random.Generator):
     kind, source, sizes = pc["kind"], dc["source"], dc["N_i"]
     if source == "eigengap":
         Z = [z.Z for z in synthetic.federated_eigengap_data(sizes, dc["d"], dc["nu"], rng, variant=dc["variant"])]
+    elif source == "spiked":
+        from .frontier import spiked_records
+
+        Z = [spiked_records(n, dc["d"] + 1, [dc["spike"]], rng) for n in sizes]
     elif source == "wishart":
         Z = [synthetic.bounded_wishart(n, dc["r"], dc["D_W"], rng).X for n in sizes]
     elif source == "kpca_gaussian":
@@ -576,7 +585,8 @@ def report(config: dict, results: list, out) -> list:
     _plot(out, rows, name)
     checks = [Check("custom run (prirfed run): no paper claim; f(x) at the last recorded round is below f(x^(0)) "
                     "(mean over repeats)", rows[-1]["f_mean"] < rows[0]["f_mean"],
-                    f"f: {rows[0]['f_mean']:.6g} at round {rows[0]['round']} -> {rows[-1]['f_mean']:.6g} at round {rows[-1]['round']}",
+                    f"f: {rows[0]['f_mean']:.6g} at round {rows[0]['round']} -> {rows[-1]['f_mean']:.6g} at round {rows[-1]['round']}; "
+                    f"error to the optimum: {rows[0]['error_mean']:.4g} -> {rows[-1]['error_mean']:.4g}",
                     kind="ours")]
     if priv and name in PRIVATE:
         e = prow["eps_rigorous"]

@@ -45,21 +45,22 @@ def closure_available() -> bool:
 
 def make_config(mode: str, seed: int, backend: str) -> dict:
     sizes = {
-        "full": dict(T=300, runs=10, embed_epochs=10, embed_burnin=5, tree_depth=6),
-        "quick": dict(T=150, runs=3, embed_epochs=5, embed_burnin=2, tree_depth=6),
-        "tiny": dict(T=8, runs=2, embed_epochs=3, embed_burnin=1, tree_depth=4, N=3, alpha=0.05),
+        "full": dict(T=300, runs=10, embed_epochs=10, embed_burnin=5, tree_depth=5),
+        "quick": dict(T=150, runs=3, embed_epochs=5, embed_burnin=2, tree_depth=5),
+        "tiny": dict(T=8, runs=2, embed_epochs=3, embed_burnin=1, tree_depth=3, N=3, alpha=0.05),
     }[mode]
     sizes.setdefault("N", 9)
     sizes.setdefault("alpha", 0.3)
     if mode == "tiny":
-        data, note = "synthetic", "tiny mode: a balanced tree's transitive closure (3-ary, depth 4, 121 nodes; N = 3 agents), not WordNet"
+        data, note = "synthetic", "tiny mode: an uneven tree's transitive closure (subtrees of branching 2, 3, 4, 5; depth 3, 73 nodes; N = 3 agents), not WordNet"
     elif closure_available():
         data, note = "wordnet", "WordNet mammal closure from the shared data folder (1180 nodes, 6540 edges)"
     else:
         data, note = "synthetic", ("FALLBACK: wordnet/mammal_closure.tsv is absent from the shared data folder, so the "
-                                   "transitive closure of a balanced 3-ary tree of depth 6 (1093 nodes) stands in")
+                                   "transitive closure of an uneven tree (root with subtrees of branching 2, 3, 4, 5; depth 5, "
+                                   "1275 nodes; its eigenmap features do not depend on the eigen-solver) stands in")
     return dict(mode=mode, seed=seed, backend=backend, calibrate=False, accountant="best", data=data, data_note=note,
-                tree_branching=3, test_word="primate.n.02", r=3, lam=1e-5, gamma_rule="n_lambda", v_bar=0.3,
+                tree_branching=[2, 3, 4, 5], test_word="primate.n.02", r=3, lam=1e-5, gamma_rule="n_lambda", v_bar=0.3,
                 kernel="gaussian", M=4.0, eps=0.15, delta=1e-4, delta_hat=1e-3, s=1, K=3, m=5,
                 methods=list(METHODS), **sizes)
 
@@ -67,8 +68,16 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
 def validate(where: str, config: dict) -> None:
     """Raise ``ValueError`` naming ``where`` and the setting for every bad configuration value."""
     for key, low in (("T", 1), ("runs", 1), ("N", 1), ("s", 1), ("K", 1), ("m", 1), ("r", 1), ("embed_epochs", 0),
-                     ("embed_burnin", 0), ("tree_branching", 1), ("tree_depth", 2)):
+                     ("embed_burnin", 0), ("tree_depth", 2)):
         v.check_int(where, key, config[key], low)
+    tb = config["tree_branching"]
+    if isinstance(tb, list):
+        if not tb:
+            raise ValueError(f"{where}: tree_branching must be an integer >= 1 or a non-empty list of them (got [])")
+        for b in tb:
+            v.check_int(where, "tree_branching", b, 1)
+    else:
+        v.check_int(where, "tree_branching", tb, 1)
     if config["s"] > config["N"]:
         raise ValueError(f"{where}: s must be <= N = {config['N']} (got {config['s']})")
     for key in ("lam", "v_bar", "M", "eps", "alpha"):
@@ -89,15 +98,24 @@ def validate(where: str, config: dict) -> None:
 # ----------------------------------------------------------------------------- data and problem
 
 
-def tree_closure(branching: int, depth: int) -> wn.MammalClosure:
-    """Transitive closure of the balanced ``branching``-ary tree of the given depth, as a
-    :class:`MammalClosure`: nodes named by their path (``"t"``, ``"t.0"``, ``"t.0.1"``, ...), one edge
-    ``(descendant, ancestor)`` for every proper ancestor. n = (b^(depth+1) - 1)/(b - 1) nodes
-    (depth + 1 nodes for b = 1) and sum_k k b^k edges (k = depth of the descendant)."""
+def tree_closure(branching, depth: int) -> wn.MammalClosure:
+    """Transitive closure of a tree of the given depth, as a :class:`MammalClosure`: nodes named by
+    their path (``"t"``, ``"t.0"``, ``"t.0.1"``, ...), one edge ``(descendant, ancestor)`` for every
+    proper ancestor. ``branching`` an int b: the balanced b-ary tree, n = (b^(depth+1) - 1)/(b - 1)
+    nodes (depth + 1 for b = 1) and sum_k k b^k edges (k = depth of the descendant). ``branching`` a
+    list [b_0, ..., b_{m-1}]: the root has m children and every node below child i has b_i children
+    (uneven subtrees: the fallback of Figures 5/6, whose Laplacian's smallest eigenvalues are simple,
+    so the eigenmap features do not depend on the eigen-solver; a balanced tree's are repeated)."""
+    uneven = isinstance(branching, (list, tuple))
     paths = [("t",)]
     frontier = [("t",)]
-    for _ in range(depth):
-        frontier = [p + (str(c),) for p in frontier for c in range(branching)]
+    for level in range(depth):
+        if uneven and level == 0:
+            frontier = [p + (str(c),) for p in frontier for c in range(len(branching))]
+        elif uneven:
+            frontier = [p + (str(c),) for p in frontier for c in range(branching[int(p[1])])]
+        else:
+            frontier = [p + (str(c),) for p in frontier for c in range(branching)]
         paths += frontier
     names = tuple(sorted(".".join(p) for p in paths))
     index = {s: i for i, s in enumerate(names)}
@@ -160,8 +178,11 @@ def data_sentence(config: dict) -> str:
         return f"WordNet mammal closure from the shared data folder ({c.n} nodes, {c.edges.shape[0]} edges)"
     why = ("FALLBACK: the shared WordNet closure is absent; " if config["mode"] != "tiny" and not closure_available()
            else "")
-    return (f"{why}synthetic: the transitive closure of a balanced {config['tree_branching']}-ary tree of depth "
-            f"{config['tree_depth']} ({c.n} nodes, {c.edges.shape[0]} edges), not WordNet")
+    tb = config["tree_branching"]
+    shape = (f"an uneven tree (root with {len(tb)} subtrees of branching {tb})" if isinstance(tb, list)
+             else f"a balanced {tb}-ary tree")
+    return (f"{why}synthetic: the transitive closure of {shape}, depth {config['tree_depth']} ({c.n} nodes, "
+            f"{c.edges.shape[0]} edges), not WordNet")
 
 
 def build_setting(config: dict) -> dict:

@@ -44,9 +44,11 @@ def test_examples_folder_holds_the_two_documented_configs():
 
 
 def test_example_sphere_pca_prirfed_runs_and_calibrates(tmp_path):
-    """The PriRFed example end to end, as given and with --calibrate: outputs exist and parse; the
-    calibrated run is private at the stated (eps, delta) and its sigma is larger than the
-    example's (which is far from private: its rigorous eps exceeds the target)."""
+    """The PriRFed example end to end, as given and with --calibrate: outputs exist and parse; as
+    given it meets its (eps, delta) (the upper bound of the run's own event) and learns (the angle to
+    the leading eigenvector falls below a quarter of its start, and below 0.35 rad: a random point of
+    S^19 is at about 1.3 rad); --calibrate finds a sigma at most the example's and within 0.1% of it
+    (the example's is the calibrated one rounded up)."""
     ex = EXAMPLES / "sphere_pca_prirfed.toml"
     doc = tomllib.loads(ex.read_text())
     outs = {}
@@ -64,11 +66,15 @@ def test_example_sphere_pca_prirfed_runs_and_calibrates(tmp_path):
         assert all(math.isfinite(float(r[k])) for r in curves for k in r)
         assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (out / "curves.pdf").read_bytes()[:5] == b"%PDF-"
-        assert "| paper's claim | reproduced |" in (out / "summary.md").read_text()
+        assert "| our check (thresholds and settings ours, not the paper's) | reproduced |" in (out / "summary.md").read_text()
+        first, last = float(curves[0]["error_mean"]), float(curves[-1]["error_mean"])
+        assert last < 0.25 * first and last < 0.35, (first, last)
         outs[bool(flag)] = _csv(out / "privacy.csv")[0]
     eps, delta = doc["privacy"]["eps"], doc["privacy"]["delta"]
-    assert float(outs[False]["sigma"]) == doc["trainer"]["sigma"] and float(outs[False]["eps_rigorous"]) > eps
-    assert float(outs[True]["eps_rigorous"]) <= eps * (1 + 1e-9) and float(outs[True]["sigma"]) > doc["trainer"]["sigma"]
+    assert float(outs[False]["sigma"]) == doc["trainer"]["sigma"]
+    for p in outs.values():
+        assert float(p["eps_rigorous_lower"]) <= float(p["eps_rigorous"]) <= eps * (1 + 1e-9)
+    assert doc["trainer"]["sigma"] * (1 - 1e-3) <= float(outs[True]["sigma"]) <= doc["trainer"]["sigma"]
     assert float(outs[True]["delta"]) == delta
 
 

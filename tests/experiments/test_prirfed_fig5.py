@@ -215,3 +215,32 @@ def test_fallback_without_the_shared_closure(tmp_path, monkeypatch):
         assert f5.data_sentence(c_small).startswith("FALLBACK: the shared WordNet closure is absent; synthetic")
     with pytest.raises(ValueError, match="prirfed-fig5: data = 'wordnet' but wordnet/mammal_closure.tsv is not in the shared data folder"):
         f5.validate("prirfed-fig5", dict(f5.make_config("tiny", 0, "reference"), data="wordnet"))
+
+
+def test_fallback_tree_eigenmap_is_solver_independent():
+    """The fallback tree's features are the Laplacian eigenmap of its closure: a basis of an eigenspace
+    is the solver's choice when eigenvalues repeat (a balanced tree's do), so the fallback is an uneven
+    tree whose r + 1 smallest generalised eigenvalues are simple, with gaps >= 1e-3 (numpy's eigvalsh
+    of the normalised Laplacian as the oracle; eigenvector error ~ machine eps / gap < 1e-12). The
+    features then equal, up to the fixed sign, those of a dense eigh computed here independently."""
+    import scipy.linalg
+
+    from prirfed.reference.data import wordnet as wn
+
+    for mode in ("quick", "tiny"):
+        c = f5.make_config(mode, 0, "reference")
+        closure = f5.tree_closure(c["tree_branching"], c["tree_depth"])
+        W = wn.adjacency(closure)
+        s = 1.0 / np.sqrt(W.sum(axis=1))
+        lam = 1.0 - np.linalg.eigvalsh((s[:, None] * W) * s[None, :])[::-1]
+        assert np.min(np.diff(lam[: c["r"] + 2])) >= 1e-3, lam[: c["r"] + 2]
+        F, _ = wn.laplacian_eigenmap(W, c["r"])
+        mu, G = scipy.linalg.eigh((s[:, None] * W) * s[None, :], driver="evd")
+        F2 = s[:, None] * G[:, ::-1][:, 1 : c["r"] + 1]
+        F2 = F2 * np.sign(F2[np.argmax(np.abs(F2), axis=0), np.arange(c["r"])])
+        assert np.allclose(F, F2, atol=1e-10)
+    # a balanced tree repeats them (why it is not the fallback)
+    W = wn.adjacency(f5.tree_closure(3, 4))
+    s = 1.0 / np.sqrt(W.sum(axis=1))
+    lam = 1.0 - np.linalg.eigvalsh((s[:, None] * W) * s[None, :])[::-1]
+    assert abs(lam[1] - lam[2]) < 1e-10
