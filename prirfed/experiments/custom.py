@@ -81,13 +81,12 @@ from pathlib import Path
 
 import numpy as np
 
-from prirfed.reference.accounting.accountants import lower_epsilon
 from prirfed.reference.accounting.calibration import calibrate_sigma
 
 from .core import BACKENDS, Check, Experiment, mean_and_spread, write_csv
 from .framework import reproduce
 from .plots import band, finish, new_figure
-from .privacy import ACCOUNTANTS, epsilon_of
+from .privacy import ACCOUNTANTS, epsilon_of, lower_epsilon_of
 
 __all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", "SOURCES", "TRAINERS", "SCHEMA",
            "TRAINER_KEY_KINDS", "MAX_AGENTS", "MAX_REPEATS", "MAX_COUNT"]
@@ -554,7 +553,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
             out["eps_rigorous"] = float(tr["eps"])
         elif delta is not None:
             out["eps_rigorous"] = epsilon_of(res.event, delta, config["privacy"]["accountant"])
-            out["eps_rigorous_lower"] = float(lower_epsilon(res.event, delta))
+            out["eps_rigorous_lower"] = lower_epsilon_of(res.event, delta)
     return out
 
 

@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from prirfed.backend import trainers
-from prirfed.reference.accounting.accountants import ACCOUNTANT_CHOICES, privacy_report
+from prirfed.reference.accounting.accountants import ACCOUNTANT_CHOICES
 from prirfed.reference.accounting.calibration import calibrate_sigma_prirfed
 from prirfed.reference.data import real
 from prirfed.reference.data.synthetic import bounded_wishart
@@ -54,6 +54,7 @@ from prirfed.verified.problems.cached import CachedSpherePCA, CachedStiefelKPCA
 from . import validate as v
 from .core import Check, experiment, mean_and_spread, write_csv
 from .plots import band, finish, new_figure
+from .privacy import epsilon_of, lower_epsilon_of
 from .verdicts import t_quantile
 
 __all__ = ["EXPERIMENT", "PROBLEMS", "EPS", "verdict", "frontier_size", "calibrated_sigma", "spiked_records"]
@@ -196,9 +197,9 @@ def calibrated_sigma(eps: float, delta: float, N: int, s: int, T: int, K: int, t
 
 @functools.lru_cache(maxsize=512)
 def _report(key):
+    """(attainable lower bound, upper bound by the accountant) of the run's own event at delta."""
     event, delta, accountant = key[0], key[1], key[2]
-    r = privacy_report(event, delta, accountant)
-    return float(r.lower), float(r.upper)
+    return lower_epsilon_of(event, delta), epsilon_of(event, delta, accountant)
 
 
 def run_trial(config: dict, spec: dict, seq) -> dict:

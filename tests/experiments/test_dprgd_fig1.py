@@ -85,7 +85,8 @@ def test_panel_a_T_sigma_lambda_and_privacy(tiny):
         for meth, radius in (("dp_rgd", L0), ("dp_pgd", 2 * L0)):
             row = next(r for r in priv if r["panel"] == "a" and int(r["n"]) == n and r["method"] == meth)
             exact = _gdp_eps(math.sqrt(T) * 2 * radius / (n * sigma), c["a_delta"])
-            assert exact <= float(row["eps_rigorous"]) <= 1.5 * exact
+            # the "best" accountant is exact here (full-batch Gaussian steps): equal up to rounding
+            assert exact * (1 - 1e-9) <= float(row["eps_rigorous"]) <= 1.5 * exact
 
 
 @pytest.mark.parametrize("r", [1, 2, 3, 4])

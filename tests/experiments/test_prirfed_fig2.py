@@ -81,7 +81,7 @@ def test_tiny_end_to_end_outputs_and_closed_forms(tmp_path):
         got = {float(row["f_star_mean"]) for row in curves if int(row["N"]) == N}
         assert len(got) == 1 and got.pop() == pytest.approx(f_star_svd, rel=1e-10)
     claims = [ch.claim for ch in r["checks"]]
-    assert claims[0].startswith("data:") and r["checks"][0].shown is False
+    assert claims[0].startswith("data (ours") and r["checks"][0].shown is False and r["checks"][0].kind == "ours"
     assert any("converges more rapidly" in cl for cl in claims) and any("larger number of agents" in cl for cl in claims)
 
 

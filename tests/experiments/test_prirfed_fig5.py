@@ -180,7 +180,7 @@ def test_calibrated_dp_rsvrg_divergence_is_reported_not_crashed(tmp_path):
     recorded as diverged, its curves are left out, a 'runs stay finite' check says no, and its
     privacy row is still computed from the run's event."""
     out = tmp_path / "div"
-    r = _run(out, calibrate=True, overrides=dict(T=2, runs=1))
+    r = _run(out, calibrate=True, overrides=dict(T=2, runs=1, accountant="rdp"))
     priv = {row["method"]: row for row in _csv(out / "privacy.csv")}
     assert priv["PriRFed-DP-RSVRG"]["diverged_runs"] == "1" and priv["PriRFed-DP-RSGD"]["diverged_runs"] == "0"
     assert float(priv["PriRFed-DP-RSVRG"]["eps_local_rigorous"]) <= 0.15 * (1 + 1e-12)

@@ -109,7 +109,7 @@ def test_diverged_runs_are_left_out_and_reported(tmp_path):
     """Calibrated tiny run where DP-RSVRG leaves the float range (see the fig5 test of the same
     setting): no DP-RSVRG prediction is drawn or listed, and the closeness check says no."""
     out = tmp_path / "div"
-    r = _run(out, calibrate=True, overrides=dict(T=2, runs=1))
+    r = _run(out, calibrate=True, overrides=dict(T=2, runs=1, accountant="rdp"))
     methods = {row["method"] for row in _csv(out / "predictions.csv")}
     assert "PriRFed-DP-RSVRG" not in methods and "PriRFed-DP-RSGD" in methods
     close = next(c for c in r["checks"] if c.claim.startswith("the best private predictions are close"))
