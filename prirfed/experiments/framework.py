@@ -631,7 +631,7 @@ def _summary_text(exp: Experiment, config: dict, chash: str, checks: list, n: in
         part = [c for c in checks if c.kind == kind]
         if not part:
             continue
-        lines += ["", f"## {what[0].upper() + what[1:]}", "", f"| {head} | reproduced | evidence (computed from the CSVs of this run) |",
+        lines += ["", f"**{what[0].upper() + what[1:]}**", "", f"| {head} | reproduced | evidence (computed from the CSVs of this run) |",
                   "|---|---|---|"]
         lines += [f"| {c.claim} | {c.verdict} | {c.evidence} |" for c in part]
         inc = sum(c.shown is None for c in part)

@@ -42,7 +42,7 @@ def test_tiny_outputs_every_round_and_titles(tiny):
         # the calibrated sigma meets eps (upper bound) and the attainable lower bound is below it
         assert float(q["eps_lower"]) <= float(q["eps_upper"]) <= float(q["eps"]) * (1 + 1e-6)
     summary = (out / "summary.md").read_text()
-    assert "## Sanity checks of ours" in summary and "## Claims of the paper" not in summary
+    assert "**Sanity checks of ours**" in summary and "**Claims of the paper**" not in summary
     assert all(ch.kind == "ours" for ch in r["checks"])
 
 
