@@ -45,26 +45,3 @@ def test_readme_gives_the_ci_test_command():
     cmd = re.search(r"```bash\n(HYPOTHESIS_PROFILE=prirfed-ci python -m pytest[^\n]*)\n```", README.read_text()).group(1)
     assert cmd in ci
 
-
-def _frontier_table_from_csv(path) -> list[list[str]]:
-    import csv
-
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for problem in dict.fromkeys(r["problem"] for r in rows):
-        sel = [r for r in rows if r["problem"] == problem]
-        out.append([problem] + [r["frontier_total"] if r["frontier_total"] != "not reached"
-                                else f"not reached (> {r['largest_total']})" for r in sel])
-    return out
-
-
-def test_readme_frontier_table_is_the_committed_measurement():
-    """The README's frontier table (between the frontier-table markers) is the committed quick run's
-    docs/reproduced/frontier/frontier_summary.csv, cell for cell (so the README cannot drift from the
-    measurement; tests/docs/test_reproduced.py ties that folder to the current configuration)."""
-    text = README.read_text()
-    block = text[text.index("<!-- frontier-table:begin -->"):text.index("<!-- frontier-table:end -->")]
-    lines = [ln for ln in block.splitlines() if ln.startswith("| ") and not ln.startswith("| problem")]
-    table = [[c.strip().strip("`") for c in ln.strip("|").split("|")] for ln in lines]
-    assert table == _frontier_table_from_csv(README.parent / "docs" / "reproduced" / "frontier" / "frontier_summary.csv")
