@@ -210,7 +210,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
     x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
     b = max(1, int(round(config["batch_fraction"] * N_i)))
     prirfed = trainers(config["backend"]).prirfed
-    kw = dict(local="dp_rsgd", K=config["K"], b=b)
+    kw = dict(local="dp_rsgd", K=config["K"], b=b, record_every=1)  # every round recorded (the curves are compared)
     T, s = config["T"], config["s"]
     res = prirfed(problem, x0, T, s, p["alpha"], np.random.default_rng(run_seqs[0]), sigma=0.0, **kw)
     runs = {"inf": dict(gap=[float(f) - f_star for f in res.history.f], sigma=0.0, eps_lower=0.0, eps_upper=math.inf)}
