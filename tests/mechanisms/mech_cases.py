@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,16 +123,3 @@ def gaussian_law_pvalues(C, sigma):
     return {"cov": p_cov, "ks": p_ks, "norm2": p_norm}
 
 
-def cp_upper(k: int, n: int, a: float) -> float:
-    """One-sided Clopper-Pearson upper bound: P(p <= bound) >= 1 - a for k successes in n."""
-    return 1.0 if k >= n else float(stats.beta.ppf(1.0 - a, k + 1, n - k))
-
-
-def eps_lower_bound(fpr_u: float, fnr_u: float, delta: float) -> float:
-    """(eps, delta)-DP implies FPR + e^eps FNR >= 1 - delta and FNR + e^eps FPR >= 1 - delta for
-    every test; with upper bounds on both error rates this gives eps >= the returned value."""
-    out = -math.inf
-    for a, b in ((fnr_u, fpr_u), (fpr_u, fnr_u)):
-        if 1.0 - delta - a > 0.0 and b > 0.0:
-            out = max(out, math.log((1.0 - delta - a) / b))
-    return out

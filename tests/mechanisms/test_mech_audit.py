@@ -31,7 +31,9 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from mech_cases import CASES, cp_upper, eps_lower_bound, linear_functional
+from mech_cases import CASES, linear_functional
+from prirfed.testing.audit import clopper_pearson_upper as cp_upper
+from prirfed.testing.audit import eps_from_error_rates as eps_lower_bound
 from prirfed.reference import mechanisms as R
 
 EPS, DELTA, SENS = 0.9, 1e-2, 0.05
