@@ -260,6 +260,15 @@ def _backend(where, backend):
     return backend
 
 
+def _local(where, backend):
+    """The local-training module of ``backend`` (the twins share names and signatures)."""
+    if _backend(where, backend) == "reference":
+        from prirfed.reference.trainers import local
+    else:
+        from prirfed.verified.trainers import local
+    return local
+
+
 def dp_rsgd_trainer(backend: str, K: int, b: int, sigma: float, tau: float, alpha: float, agent: int = 0,
                     run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
     """DP-RSGD local training of ``agent`` (Algorithm 2 of 000), output x_K; event
@@ -267,16 +276,11 @@ def dp_rsgd_trainer(backend: str, K: int, b: int, sigma: float, tau: float, alph
     are what the run uses: a trainer whose run differs from its accounting is a broken trainer."""
     from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event
 
-    _backend("dp_rsgd_trainer", backend)
-    if backend == "reference":
-        from prirfed.reference.trainers.local import dp_rsgd_local
-    else:
-        from prirfed.verified.trainers.local import dp_rsgd_local
-    rs = sigma if run_sigma is None else run_sigma
-    rt = tau if run_tau is None else run_tau
+    local = _local("dp_rsgd_trainer", backend)
+    rs, rt = (sigma if run_sigma is None else run_sigma), (tau if run_tau is None else run_tau)
 
     def run(problem, x0, rng):
-        return dp_rsgd_local(problem, agent, x0, K, b, rs, rt, alpha, rng)
+        return local.dp_rsgd_local(problem, agent, x0, K, b, rs, rt, alpha, rng)
 
     def event(problem):
         return dp_rsgd_event(sigma, tau, b, problem.sizes[agent], K)
@@ -291,16 +295,11 @@ def dp_rsvrg_trainer(backend: str, K: int, m: int, sigma: float, tau: float, alp
     event ``dp_rsvrg_event(sigma, tau, tau, N_i, m, K)``."""
     from prirfed.reference.accounting.prirfed_accountant import dp_rsvrg_event
 
-    _backend("dp_rsvrg_trainer", backend)
-    if backend == "reference":
-        from prirfed.reference.trainers.local import dp_rsvrg_local
-    else:
-        from prirfed.verified.trainers.local import dp_rsvrg_local
-    rs = sigma if run_sigma is None else run_sigma
-    rt = tau if run_tau is None else run_tau
+    local = _local("dp_rsvrg_trainer", backend)
+    rs, rt = (sigma if run_sigma is None else run_sigma), (tau if run_tau is None else run_tau)
 
     def run(problem, x0, rng):
-        return dp_rsvrg_local(problem, agent, x0, K, m, rs, rt, rt, alpha, rng)
+        return local.dp_rsvrg_local(problem, agent, x0, K, m, rs, rt, rt, alpha, rng)
 
     def event(problem):
         return dp_rsvrg_event(sigma, tau, tau, problem.sizes[agent], m, K)
@@ -317,8 +316,7 @@ def dp_rgd_trainer(backend: str, T: int, b: int, sigma: float, tau: float, alpha
     from prirfed.reference.trainers.privacy import dp_rgd_run_event
 
     tr = trainers(_backend("dp_rgd_trainer", backend))
-    rs = sigma if run_sigma is None else run_sigma
-    rt = tau if run_tau is None else run_tau
+    rs, rt = (sigma if run_sigma is None else run_sigma), (tau if run_tau is None else run_tau)
 
     def run(problem, x0, rng):
         return tr.dp_rgd(problem, x0, alpha, T, b, rs, rng, tau=rt, record_every=T).x
@@ -344,8 +342,7 @@ def prirfed_trainer(backend: str, T: int, s: int, local: str, K: int, sigma: flo
     from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
 
     tr = trainers(_backend("prirfed_trainer", backend))
-    rs = sigma if run_sigma is None else run_sigma
-    rt = tau if run_tau is None else run_tau
+    rs, rt = (sigma if run_sigma is None else run_sigma), (tau if run_tau is None else run_tau)
     os_ = sigma if others_sigma is None else others_sigma
 
     def run(problem, x0, rng):
