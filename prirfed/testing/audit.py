@@ -166,7 +166,7 @@ def _layout(where, sizes, agent, margin, tau):
 
 
 def sphere_pca_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 3, margin: float = 4.0, seed: int = 0) -> Canary:
-    """Sphere PCA (000 (6.1), c_i = 1) on S^d, d >= 2: x0 = e_0, u = e_1; the canary (record 0 of
+    """Sphere PCA (Huang et al. (2024), eq. (6.1), c_i = 1) on S^d, d >= 2: x0 = e_0, u = e_1; the canary (record 0 of
     ``agent``) is z = a (x0 +- u) / sqrt(2) with a^2 = margin tau, whose gradient at x0 is
     -2 (z^T x0)(z - (z^T x0) x0) = -+ a^2 u (norm margin tau, clipped to tau); every other record
     lies in span(e_2, ..., e_d), orthogonal to x0 and u, so its gradient at x0 is 0."""
@@ -191,7 +191,7 @@ def sphere_pca_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 3, margin
 
 
 def spd_frechet_canary(tau: float, sizes=(8,), agent: int = 0, n: int = 2, margin: float = 4.0) -> Canary:
-    """SPD Frechet mean (000 (6.2), c = 1) on SPD(n): X0 = I, U = diag(1, 0, ...) (unit at I);
+    """SPD Frechet mean (Huang et al. (2024), eq. (6.2), c = 1) on SPD(n): X0 = I, U = diag(1, 0, ...) (unit at I);
     the canary is Z = Exp_I(+-r U) with r = margin tau / 2, whose gradient -2 Log_I(Z) = -+ 2 r U
     has norm margin tau (clipped to tau); every other record is I, with gradient 0 at X0."""
     where = "spd_frechet_canary"
@@ -211,7 +211,7 @@ def spd_frechet_canary(tau: float, sizes=(8,), agent: int = 0, n: int = 2, margi
 
 
 def hsp_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 2, margin: float = 4.0, gamma: float = 1.0) -> Canary:
-    """Hyperbolic structured prediction (000 (6.3)) on the Lorentz model H^d: every feature equals
+    """Hyperbolic structured prediction (Huang et al. (2024), eq. (6.3)) on the Lorentz model H^d: every feature equals
     the test feature w, so the kernel matrix of agent i is the all-ones matrix and
     alpha_ij = 1 / (N_i + gamma) (the solution of (K + gamma I) alpha = 1); x0 = e_0, u = e_1; the
     canary embedding is y = Exp_{x0}(+-r u) with 2 alpha r = margin tau, whose gradient
@@ -271,7 +271,7 @@ def _local(where, backend):
 
 def dp_rsgd_trainer(backend: str, K: int, b: int, sigma: float, tau: float, alpha: float, agent: int = 0,
                     run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
-    """DP-RSGD local training of ``agent`` (Algorithm 2 of 000), output x_K; event
+    """DP-RSGD local training of ``agent`` (Algorithm 2 of Huang et al. (2024)), output x_K; event
     ``dp_rsgd_event(sigma, tau, b, N_i, K)``. ``run_sigma`` / ``run_tau`` (default sigma, tau)
     are what the run uses: a trainer whose run differs from its accounting is a broken trainer."""
     from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event
@@ -291,7 +291,7 @@ def dp_rsgd_trainer(backend: str, K: int, b: int, sigma: float, tau: float, alph
 
 def dp_rsvrg_trainer(backend: str, K: int, m: int, sigma: float, tau: float, alpha: float, agent: int = 0,
                      run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
-    """DP-RSVRG local training of ``agent`` (Algorithm 3 of 000, tau0 = tau1 = tau), output x_{K,m};
+    """DP-RSVRG local training of ``agent`` (Algorithm 3 of Huang et al. (2024), tau0 = tau1 = tau), output x_{K,m};
     event ``dp_rsvrg_event(sigma, tau, tau, N_i, m, K)``."""
     from prirfed.reference.accounting.prirfed_accountant import dp_rsvrg_event
 
@@ -310,7 +310,7 @@ def dp_rsvrg_trainer(backend: str, K: int, m: int, sigma: float, tau: float, alp
 
 def dp_rgd_trainer(backend: str, T: int, b: int, sigma: float, tau: float, alpha: float,
                    run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
-    """DP-RGD of 001 (Algorithm 1, with the clipping of 000) on the pooled data, output w_T; event
+    """DP-RGD of Han et al. (2024) (Algorithm 1, with the clipping of Huang et al. (2024)) on the pooled data, output w_T; event
     the run's own (``dp_rgd_run_event``: T steps, batch b of n, sensitivity 2 tau / b)."""
     from prirfed.backend import trainers
     from prirfed.reference.trainers.privacy import dp_rgd_run_event
@@ -331,7 +331,7 @@ def dp_rgd_trainer(backend: str, T: int, b: int, sigma: float, tau: float, alpha
 def prirfed_trainer(backend: str, T: int, s: int, local: str, K: int, sigma: float, tau: float, alpha: float,
                     agent: int = 0, b=None, m: int = 1, others_sigma: float | None = None,
                     run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
-    """PriRFed (Algorithm 1 of 000) with ``local`` training, output the final server iterate x^(T).
+    """PriRFed (Algorithm 1 of Huang et al. (2024)) with ``local`` training, output the final server iterate x^(T).
 
     The canary's ``agent`` trains with noise ``sigma`` (``run_sigma`` in the run); the other agents
     with ``others_sigma`` (default sigma). A record of ``agent`` is private by ``agent``'s own event
