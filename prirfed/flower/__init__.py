@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["run_simulation", "run_deployment", "build_server_app", "build_client_app", "require_flwr"]
+__all__ = ["run_simulation", "run_deployment", "make_job", "build_server_app", "build_client_app", "require_flwr"]
 
-_NAMES = {"run_simulation": ".simulation", "run_deployment": ".deployment", "build_server_app": ".apps",
+_NAMES = {"run_simulation": ".simulation", "run_deployment": ".deployment", "make_job": ".deployment", "build_server_app": ".apps",
           "build_client_app": ".apps"}
 
 
