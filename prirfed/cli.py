@@ -340,6 +340,11 @@ def _moved(r: dict) -> str:
 def _add_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", help="TOML file: [problem], [data], [trainer], [privacy], [run] (see examples/)")
     p.add_argument("--out", default=None, help="output folder (default: prirfed-results/run-CONFIGSTEM)")
+    p.add_argument("--engine", choices=("inprocess", "flower"), default="inprocess",
+                   help="inprocess: the trainers in this process; flower: Flower's simulation engine "
+                        "(needs pip install 'prirfed[flower]'; prirfed, rfedsvrg, rfedavg, rfedprox; the same iterates)")
+    p.add_argument("--supernodes", type=int, default=None,
+                   help="with --engine flower: simulated SuperNodes, agent i on node i mod N (default: one per agent)")
     # the TOML's [run] backend unless --backend is given (the examples name the faster one for their size)
     _add_common_run_options(p, backend_default=None)
 
@@ -352,7 +357,8 @@ def _run_run(args, out) -> int:
     dest = args.out if args.out is not None else f"prirfed-results/run-{Path(args.config).stem}"
     r = run_toml(args.config, dest, workers=args.workers, resume=args.resume, backend=args.backend,
                  progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler,
-                 overwrite=args.overwrite, accountant=args.accountant)
+                 overwrite=args.overwrite, accountant=args.accountant,
+                 engine=args.engine, supernodes=args.supernodes)
     shown = sum(c.shown is True for c in r["checks"])
     out.write(f"run {args.config}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} checks shown; "
               f"outputs in {dest}: {', '.join(r['files'])}{_moved(r)}\n")
@@ -442,7 +448,8 @@ DESCRIPTIONS: dict[str, tuple[str, list[str]]] = {
         "prirfed.experiments.custom; examples in the examples/ folder of the source distribution), with the "
         "same outputs as `prirfed reproduce`.",
         ["prirfed run examples/sphere_pca_prirfed.toml --out outputs/run",
-         "prirfed run examples/sphere_pca_prirfed.toml --backend reference --resume --out outputs/run"]),
+         "prirfed run examples/sphere_pca_prirfed.toml --backend reference --resume --out outputs/run",
+         "prirfed run examples/sphere_pca_prirfed.toml --engine flower --supernodes 2 --out outputs/run-flower"]),
     "warmup": (
         "Compile the fused loops of the verified backend ahead of time, so that the first verified run does "
         "not pay for it: each geometry's loops compile once per machine (tens of seconds of CPU each) and "

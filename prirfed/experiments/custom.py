@@ -89,7 +89,7 @@ from .plots import band, finish, new_figure
 from .privacy import ACCOUNTANTS, epsilon_of, lower_epsilon_of
 
 __all__ = ["experiment_from_toml", "config_from_toml", "load_toml", "PROBLEMS", "SOURCES", "TRAINERS", "SCHEMA",
-           "TRAINER_KEY_KINDS", "MAX_AGENTS", "MAX_REPEATS", "MAX_COUNT"]
+           "TRAINER_KEY_KINDS", "MAX_AGENTS", "MAX_REPEATS", "MAX_COUNT", "FLOWER_TRAINERS"]
 
 PROBLEMS = ("sphere_pca", "spd_frechet", "stiefel_kpca", "frechet_mean")
 SOURCES = ("eigengap", "spiked", "wishart", "kpca_gaussian", "iris", "wine", "digits")
@@ -528,11 +528,14 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
     if config.get("calibrate"):
         key, value = _calibrated_cached(json.dumps(config, sort_keys=True))
         tr[key] = value
-    fn = _trainer_fn(name, config["backend"])
     rng = np.random.default_rng(run_seq)
-    if name == "dp_frechet_mean":
+    if config.get("engine", "inprocess") == "flower":
+        res = _flower_trial(config, problem, np.random.default_rng(x0_seq), rng, name, tr)
+    elif name == "dp_frechet_mean":
+        fn = _trainer_fn(name, config["backend"])
         res = fn(problem, rng=rng, **tr)
     else:
+        fn = _trainer_fn(name, config["backend"])
         x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
         kw = dict(record_every=config["run"]["record_every"])
         if name != "rgd":
@@ -555,6 +558,31 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
             out["eps_rigorous"] = epsilon_of(res.event, delta, config["privacy"]["accountant"])
             out["eps_rigorous_lower"] = lower_epsilon_of(res.event, delta)
     return out
+
+
+#: the trainers ``--engine flower`` runs (prirfed.flower.protocol.ALGORITHMS)
+FLOWER_TRAINERS = ("prirfed", "rfedsvrg", "rfedavg", "rfedprox")
+
+
+def _flower_trial(config: dict, problem, x0_rng, rng, name: str, settings: dict):
+    """One repeat on Flower's simulation engine (``--engine flower``): the same x0 and run key as the
+    in-process trial, so the iterates are the in-process trainer's; PriRFed stops before a round
+    that would exceed [privacy] (eps, delta). The history is recorded from the returned iterates."""
+    from prirfed.flower import run_simulation
+    from prirfed.reference.trainers.base import History, TrainResult
+
+    x0 = problem.manifold.random_point(x0_rng)
+    budget = (config["privacy"]["eps"], config["privacy"]["delta"]) if config["privacy"] and name == "prirfed" else None
+    res = run_simulation(problem, x0, name, rng=rng, supernodes=config.get("supernodes"), budget=budget, **settings)
+    every = config["run"]["record_every"]
+    hist = History()
+    for t, x in enumerate(res.iterates):
+        if t % every == 0 or t == res.rounds:
+            hist.record(problem, t, x)
+    info = dict(privacy=res.info["privacy"] if res.stopped is None else f"{res.info['privacy']}; {res.stopped}")
+    if name == "prirfed":
+        info["sigma"] = settings.get("sigma", 0.0)
+    return TrainResult(x=res.x, history=hist, event=res.event, info=info)
 
 
 def trial_specs(config: dict) -> list:
@@ -613,9 +641,13 @@ def _plot(out, rows, name):
     finish(fig, out, "curves")
 
 
-def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
+def experiment_from_toml(path_or_doc, *, name: str | None = None, engine: str = "inprocess",
+                         supernodes: int | None = None) -> Experiment:
     """An Experiment running the TOML configuration (a path, or an already parsed dict).
 
+    ``engine="flower"`` runs each repeat on Flower's simulation engine (``prirfed.flower``, the
+    extra ``pip install 'prirfed[flower]'``) with ``supernodes`` SuperNodes (default one per
+    agent); the trainer must be one of :data:`FLOWER_TRAINERS`.
     The configuration is checked here (every error a ValueError naming section and key);
     ``make_config(mode, seed, backend)`` ignores ``mode`` and ``seed`` (the TOML's [run] seed is
     the root seed: the CLI passes it to ``reproduce``).
@@ -625,6 +657,17 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
     else:
         doc, stem = load_toml(path_or_doc), Path(path_or_doc).stem
     cfg = config_from_toml(doc)
+    if engine not in ("inprocess", "flower"):
+        raise ValueError(f"prirfed run: engine must be 'inprocess' or 'flower' (got {engine!r})")
+    if engine == "flower":
+        if cfg["trainer"]["name"] not in FLOWER_TRAINERS:
+            raise _err("trainer", "name", f"--engine flower runs {', '.join(map(repr, FLOWER_TRAINERS))} "
+                                          f"(got {cfg['trainer']['name']!r})")
+        if supernodes is not None and not (_is_int(supernodes) and 1 <= supernodes <= cfg["data"]["N"]):
+            raise ValueError(f"prirfed run: --supernodes must be an integer in [1, N = {cfg['data']['N']}] (got {supernodes!r})")
+        cfg["engine"], cfg["supernodes"] = "flower", supernodes
+    elif supernodes is not None:
+        raise ValueError("prirfed run: --supernodes needs --engine flower")
 
     def make_config(mode: str, seed: int, backend: str) -> dict:
         if backend not in BACKENDS:
@@ -640,12 +683,16 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None) -> Experiment:
 
 def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str | None = None, progress: bool = True,
              calibrate: bool = False, dask_scheduler: str | None = None, overwrite: bool = False,
-             accountant: str | None = None) -> dict:
+             accountant: str | None = None, engine: str = "inprocess", supernodes: int | None = None) -> dict:
     """``prirfed run``: :func:`experiment_from_toml` run by :func:`~prirfed.experiments.framework.reproduce`
     with the TOML's [run] seed as the root seed (the output folder's rules: ``resume``, ``overwrite``,
-    see there). ``backend=None``: the TOML's [run] backend (default "verified"). Returns reproduce's dict."""
+    see there). ``backend=None``: the TOML's [run] backend (default "verified"). ``engine="flower"``:
+    on Flower's simulation engine (one process: ``workers`` must be 1, no Dask). Returns reproduce's dict."""
 
-    exp = experiment_from_toml(path)
+    if engine == "flower" and (workers != 1 or dask_scheduler is not None):
+        raise ValueError("prirfed run: --engine flower runs in this process (Flower's engine uses the cores): "
+                         "use --workers 1 and no --dask-scheduler")
+    exp = experiment_from_toml(path, engine=engine, supernodes=supernodes)
     cfg0 = exp.make_config("full", 0, "reference")
     seed = cfg0["seed"]
     backend = cfg0["run"]["backend"] if backend is None else backend

@@ -198,9 +198,11 @@ def build_client_app(load_shards, *, upload_hook=None) -> ClientApp:
     return app
 
 
-def shards_for_node(problem, context) -> dict:
-    """The shards of the agents of this node (:func:`~prirfed.flower.protocol.agents_of_node`)."""
+def shards_for_node(problem, context, load_agent=None) -> dict:
+    """The shards of the agents of this node (:func:`~prirfed.flower.protocol.agents_of_node`):
+    ``agent_shard(problem, i)``, or ``load_agent(i)`` when given (``problem`` then only says N)."""
     from .protocol import agent_shard
 
     p, P = node_partition(context)
-    return {i: agent_shard(problem, i) for i in agents_of_node(problem.N, p, P)}
+    load = load_agent if load_agent is not None else (lambda i: agent_shard(problem, i))
+    return {i: load(i) for i in agents_of_node(problem.N, p, P)}

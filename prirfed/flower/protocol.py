@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,8 +39,8 @@ from prirfed.reference.randomness import agent_stream, run_key, server_stream
 from prirfed.reference.trainers.aggregation import server_step
 from prirfed.reference.trainers.base import sample_without_replacement
 
-__all__ = ["ALGORITHMS", "agent_shard", "agents_of_node", "Sizes", "RoundServer", "client_update", "client_gradient",
-           "key_words", "key_from_words", "FlowerRunResult"]
+__all__ = ["ALGORITHMS", "agent_shard", "OneAgent", "agents_of_node", "Sizes", "RoundServer", "client_update", "client_gradient",
+           "key_words", "key_from_words", "FlowerRunResult", "make_key"]
 
 #: the federated algorithms a Flower run can run (the names of the in-process trainers)
 ALGORITHMS = ("prirfed", "rfedsvrg", "rfedavg", "rfedprox")
@@ -81,6 +82,44 @@ def agent_shard(problem, i: int):
             setattr(shard, name, None)
     shard.flower_agent = i
     return shard
+
+
+class OneAgent:
+    """Agent i of a federated problem built from agent i's records alone: ``inner`` is a problem of
+    one agent (e.g. ``SpherePCA([Z_i])``) and ``sizes`` the N_i of all agents. It answers the calls
+    a client makes (``grad_sample(x, i, j)``, ``grad_agent(x, i)``, ``sizes``, ``N``, ``manifold``)
+    with agent 0 of ``inner``; valid when the per-sample loss of agent i depends on its own records
+    and N_i only (true of every problem of prirfed.reference.problems: c_i and the gradients do
+    not involve p_i; tested against the full problem)."""
+
+    def __init__(self, inner, i: int, sizes):
+        if inner.N != 1:
+            raise ValueError(f"OneAgent: inner must be a problem of one agent (got N = {inner.N})")
+        sizes = [int(n) for n in sizes]
+        if not 0 <= int(i) < len(sizes) or inner.sizes[0] != sizes[int(i)]:
+            raise ValueError(f"OneAgent: agent {i} must exist and hold N_i = {inner.sizes[0]} records "
+                             f"(sizes give {sizes[int(i)] if 0 <= int(i) < len(sizes) else 'no such agent'})")
+        self.inner, self.i, self._sizes = inner, int(i), sizes
+        self.manifold = inner.manifold
+
+    def _agent(self, i) -> int:
+        if int(i) != self.i:
+            raise ValueError(f"OneAgent: this node holds agent {self.i} only (asked for agent {i})")
+        return 0
+
+    @property
+    def N(self) -> int:
+        return len(self._sizes)
+
+    @property
+    def sizes(self) -> list:
+        return list(self._sizes)
+
+    def grad_sample(self, x, i, j):
+        return self.inner.grad_sample(x, self._agent(i), j)
+
+    def grad_agent(self, x, i):
+        return self.inner.grad_agent(x, self._agent(i))
 
 
 def agents_of_node(N: int, partition: int, n_partitions: int) -> list[int]:
@@ -223,6 +262,7 @@ class RoundServer:
         self.refused = []
         self.missing = []
         self.stopped = None
+        self.round_times = []  # time.perf_counter() at the end of each round (benchmarks)
 
     # ----------------------------------------------------------------- rounds
     @property
@@ -324,6 +364,7 @@ class RoundServer:
 
     def after_round(self, t: int) -> None:
         """Log epsilon after round t (PriRFed with a delta)."""
+        self.round_times.append(time.perf_counter())
         eps = self.epsilon(t + 1)
         if eps is not None:
             self.epsilons.append(eps)
@@ -340,7 +381,8 @@ class RoundServer:
         ev, why = self.event(rounds)
         return FlowerRunResult(x=x_out, iterates=list(self.iterates), event=ev, epsilons=list(self.epsilons),
                                refused=list(self.refused), missing=list(self.missing), rounds=rounds,
-                               stopped=self.stopped, info=dict(algorithm=self.algorithm, privacy=why, T=self.T))
+                               stopped=self.stopped, info=dict(algorithm=self.algorithm, privacy=why, T=self.T,
+                                                               round_times=list(self.round_times)))
 
 
 # --------------------------------------------------------------------------- clients

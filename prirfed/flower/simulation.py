@@ -20,7 +20,8 @@ def simulation_backend_config(cpus: int | None = None) -> dict:
 
 def run_simulation(problem, x0, algorithm: str = "prirfed", *, rng=None, seed=None, supernodes: int | None = None,
                    budget=None, delta=None, accountant: str = "best", timeout: float = 600.0, upload_hook=None,
-                   fail_hook=None, log=None, cpus: int | None = None, verbose: bool = False, **settings):
+                   fail_hook=None, log=None, cpus: int | None = None, verbose: bool = False, load_agent=None,
+                   **settings):
     """Run ``algorithm`` ("prirfed", "rfedsvrg", "rfedavg", "rfedprox") on ``problem`` from ``x0`` in
     Flower's simulation engine (Ray) and return a :class:`~prirfed.flower.protocol.FlowerRunResult`.
 
@@ -33,6 +34,11 @@ def run_simulation(problem, x0, algorithm: str = "prirfed", *, rng=None, seed=No
     supernodes). ``budget=(eps, delta)``: PriRFed stops before a round that would exceed it;
     ``delta`` alone: epsilon is logged after every round. ``upload_hook(t, i, upload)`` and
     ``fail_hook(t, i)`` (raise to make a node fail) are for fault-injection tests.
+
+    ``problem`` may be a :class:`~prirfed.flower.protocol.Sizes` (what the server knows: manifold,
+    N_i, p_i) with ``load_agent(i)`` returning agent i's shard, built on the node that holds it
+    (so that the agents' data never travels, e.g. for data larger than memory); by default a node
+    holds :func:`~prirfed.flower.protocol.agent_shard` of ``problem`` for each of its agents.
     """
     if (rng is None) == (seed is None):
         raise ValueError("prirfed.flower.run_simulation: give exactly one of rng (a numpy Generator) and seed")
@@ -42,14 +48,16 @@ def run_simulation(problem, x0, algorithm: str = "prirfed", *, rng=None, seed=No
     from flwr.simulation import run_simulation as flwr_run_simulation
 
     key = make_key(rng if rng is not None else seed)
-    sizes = Sizes.of(problem)
+    sizes = problem if isinstance(problem, Sizes) else Sizes.of(problem)
+    if isinstance(problem, Sizes) and load_agent is None:
+        raise ValueError("prirfed.flower.run_simulation: with Sizes in place of a problem, give load_agent(i)")
     lines = []
     sink = log if log is not None else lines.append
     server = RoundServer(algorithm, sizes, x0, settings, key, budget=budget, delta=delta, accountant=accountant,
                          log=sink)
-    n_nodes = problem.N if supernodes is None else int(supernodes)
-    if not 1 <= n_nodes <= problem.N:
-        raise ValueError(f"prirfed.flower.run_simulation: supernodes must lie in [1, N = {problem.N}] (got {supernodes!r})")
+    n_nodes = sizes.N if supernodes is None else int(supernodes)
+    if not 1 <= n_nodes <= sizes.N:
+        raise ValueError(f"prirfed.flower.run_simulation: supernodes must lie in [1, N = {sizes.N}] (got {supernodes!r})")
     out = {}
 
     def on_result(result, context):
@@ -63,7 +71,10 @@ def run_simulation(problem, x0, algorithm: str = "prirfed", *, rng=None, seed=No
 
     server_app = build_server_app(lambda context: server, on_result=on_result, min_nodes=lambda context: n_nodes,
                                   timeout=timeout)
-    client_app = build_client_app(lambda context: shards_for_node(problem, context), upload_hook=hook)
+    if load_agent is None:
+        client_app = build_client_app(lambda context: shards_for_node(problem, context), upload_hook=hook)
+    else:
+        client_app = build_client_app(lambda context: shards_for_node(sizes, context, load_agent), upload_hook=hook)
     level = logging.getLogger("flwr").level
     try:
         flwr_run_simulation(server_app=server_app, client_app=client_app, num_supernodes=n_nodes,

@@ -116,3 +116,28 @@ def test_deployment_equals_simulation_and_in_process():
     started = [ln for ln in lines if ln.startswith("started")]
     ended = [ln for ln in lines if ln.startswith("ended")]
     assert len(started) == len(ended) == 3  # superlink + 2 supernodes, each ended by its id
+
+
+def test_cli_run_with_engine_flower_gives_the_in_process_curves(tmp_path):
+    import csv
+
+    from prirfed.cli import main
+
+    toml = tmp_path / "run.toml"
+    toml.write_text('[problem]\nkind = "sphere_pca"\n\n[data]\nsource = "eigengap"\nN = 4\nN_i = 30\nd = 5\n\n'
+                    '[trainer]\nname = "prirfed"\nT = 3\ns = 2\nalpha = 0.5\nlocal = "dp_rsgd"\nK = 2\nb = 10\n'
+                    'sigma = 0.05\ntau = 1.5\n\n[run]\nseed = 4\nrepeats = 1\nrecord_every = 1\n')
+    rows = {}
+    for engine in ("flower", "inprocess"):
+        out = tmp_path / engine
+        argv = ["run", str(toml), "--out", str(out), "--backend", "reference", "--no-progress"]
+        if engine == "flower":
+            argv += ["--engine", "flower", "--supernodes", "2"]
+        assert main(argv) == 0
+        with open(out / "curves.csv") as f:
+            rows[engine] = list(csv.DictReader(f))
+    assert len(rows["flower"]) == len(rows["inprocess"]) == 4
+    for a, b in zip(rows["flower"], rows["inprocess"]):
+        for key in ("round", "f_mean", "grad_norm_mean", "error_mean"):
+            np.testing.assert_allclose(float(a[key]), float(b[key]), rtol=1e-12, atol=0, err_msg=key)
+    assert main(["run", str(toml), "--out", str(tmp_path / "x"), "--engine", "flower", "--workers", "2"]) == 2

@@ -156,3 +156,45 @@ def test_prirfed_imports_without_flower_and_names_the_extra():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "ERR prirfed.flower needs Flower" in out.stdout and "pip install 'prirfed[flower]'" in out.stdout
+
+
+@pytest.mark.parametrize("name", ["sphere", "spd"])
+def test_one_agent_problem_answers_as_the_full_problem(name):
+    from prirfed.reference.problems.spd_frechet import SPDFrechetMean
+    from prirfed.reference.problems.sphere_pca import SpherePCA
+
+    from prirfed.flower.protocol import OneAgent
+
+    _, problem, x0 = make_case(name)
+    for i in range(problem.N):
+        inner = SpherePCA([problem.Z[i]]) if name == "sphere" else SPDFrechetMean([problem.Z[i]], c=problem.c)
+        one = OneAgent(inner, i, problem.sizes)
+        for j in range(problem.sizes[i]):
+            np.testing.assert_array_equal(one.grad_sample(x0, i, j), problem.grad_sample(x0, i, j))
+        np.testing.assert_array_equal(one.grad_agent(x0, i), problem.grad_agent(x0, i))
+        with pytest.raises(ValueError, match="holds agent"):
+            one.grad_sample(x0, (i + 1) % problem.N, 0)
+    kw = SETTINGS[(name, "dp_rsvrg")]
+    ref = prirfed(problem, x0, rng=np.random.default_rng(2), record_every=1, keep_iterates=True, **kw)
+    from prirfed.flower.protocol import client_update
+
+    server = RoundServer("prirfed", Sizes.of(problem), x0, kw, make_key(np.random.default_rng(2)))
+    S = server.agents(0)
+    inner = {i: (SpherePCA([problem.Z[i]]) if name == "sphere" else SPDFrechetMean([problem.Z[i]], c=problem.c)) for i in S}
+    ups = {i: client_update(OneAgent(inner[i], i, problem.sizes), i, x0, server.instructions(0, i), server.key) for i in S}
+    np.testing.assert_allclose(server.step(0, S, ups), ref.history.iterates[1], rtol=1e-12, atol=0)
+
+
+def test_cli_engine_options_are_checked(tmp_path, capsys):
+    from prirfed.cli import main
+
+    toml = tmp_path / "rgd.toml"
+    toml.write_text('[problem]\nkind = "sphere_pca"\n\n[data]\nsource = "eigengap"\nN = 3\nN_i = 10\nd = 5\n\n'
+                    '[trainer]\nname = "rgd"\nT = 2\nalpha = 0.1\n')
+    assert main(["run", str(toml), "--out", str(tmp_path / "a"), "--engine", "flower"]) == 2
+    assert "--engine flower runs 'prirfed', 'rfedsvrg', 'rfedavg', 'rfedprox' (got 'rgd')" in capsys.readouterr().err
+    assert main(["run", str(toml), "--out", str(tmp_path / "b"), "--supernodes", "2"]) == 2
+    assert "--supernodes needs --engine flower" in capsys.readouterr().err
+    toml.write_text(toml.read_text().replace('name = "rgd"\nT = 2\nalpha = 0.1', 'name = "prirfed"\nT = 2\ns = 1\nalpha = 0.1'))
+    assert main(["run", str(toml), "--out", str(tmp_path / "c"), "--engine", "flower", "--supernodes", "4"]) == 2
+    assert "--supernodes must be an integer in [1, N = 3] (got 4)" in capsys.readouterr().err
