@@ -263,6 +263,7 @@ class RoundServer:
         self.missing = []
         self.stopped = None
         self.round_times = []  # time.perf_counter() at the end of each round (benchmarks)
+        self._eps = {}  # rounds -> epsilon (may_run and after_round ask for the same one)
 
     # ----------------------------------------------------------------- rounds
     @property
@@ -343,12 +344,15 @@ class RoundServer:
 
     def epsilon(self, rounds: int):
         """epsilon at ``delta`` of the first ``rounds`` rounds by the accountant (None: no delta or not private)."""
+        if rounds in self._eps:
+            return self._eps[rounds]
         ev, _ = self.event(rounds)
         if ev is None or self.delta is None:
             return None
         from prirfed.reference.trainers.privacy import run_epsilon
 
-        return float(run_epsilon(ev, self.delta, self.accountant))
+        self._eps[rounds] = float(run_epsilon(ev, self.delta, self.accountant))
+        return self._eps[rounds]
 
     def may_run(self, t: int) -> bool:
         """Whether round t fits the budget: epsilon of rounds 0..t at delta <= eps (always True without a budget)."""

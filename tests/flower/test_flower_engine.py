@@ -141,3 +141,14 @@ def test_cli_run_with_engine_flower_gives_the_in_process_curves(tmp_path):
         for key in ("round", "f_mean", "grad_norm_mean", "error_mean"):
             np.testing.assert_allclose(float(a[key]), float(b[key]), rtol=1e-12, atol=0, err_msg=key)
     assert main(["run", str(toml), "--out", str(tmp_path / "x"), "--engine", "flower", "--workers", "2"]) == 2
+
+
+def test_the_docs_simulation_example_runs_and_checks_itself(capsys):
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "flower.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", page.read_text(), re.M | re.S)
+    example = next(b for b in blocks if "run_simulation(" in b)
+    exec(compile(example, str(page), "exec"), {})  # its asserts: equal iterates and event, three rounds
+    assert "eps after each round:" in capsys.readouterr().out
