@@ -152,3 +152,16 @@ def test_the_docs_simulation_example_runs_and_checks_itself(capsys):
     example = next(b for b in blocks if "run_simulation(" in b)
     exec(compile(example, str(page), "exec"), {})  # its asserts: equal iterates and event, three rounds
     assert "eps after each round:" in capsys.readouterr().out
+
+
+def test_simulation_of_rfedsvrg_equals_in_process():
+    """RFedSVRG's extra message of each round (every agent's grad f_i(x^(t)) for grad f(x^(t)))."""
+    from prirfed.reference.trainers.rfed import rfedsvrg
+
+    _, problem, x0 = make_case("sphere")
+    ref = rfedsvrg(problem, x0, 3, 2, 0.05, 3, np.random.default_rng(6), option=2, record_every=1, keep_iterates=True)
+    res = run_simulation(problem, x0, "rfedsvrg", rng=np.random.default_rng(6), supernodes=2, T=3, k=2, eta=0.05, tau=3,
+                         option=2)
+    assert res.rounds == 3 and res.event is None and not res.refused and not res.missing
+    assert_same_iterates(res.iterates, ref.history.iterates)
+    np.testing.assert_allclose(res.x, ref.x, rtol=1e-12, atol=0)
