@@ -66,8 +66,9 @@ def key_from_words(words) -> np.ndarray:
 
 def agent_shard(problem, i: int):
     """A copy of ``problem`` holding agent i's records only: every per-agent list attribute of length
-    N (the records ``Z`` / ``data`` and per-agent matrices such as ``A_i``) keeps entry i and has
-    ``None`` elsewhere; cached optima are dropped. The per-agent constants (N_i, p_i, c_i) stay, so
+    N (the records ``Z`` / ``data`` and per-agent matrices such as ``A_i``) keeps a copy of entry i
+    (its own memory, not a view of a buffer shared with the other agents) and has ``None``
+    elsewhere; cached optima are dropped. The per-agent constants (N_i, p_i, c_i) stay, so
     ``grad_sample(x, i, j)`` and ``grad_agent(x, i)`` are those of the full problem (tested)."""
     N = problem.N
     if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= int(i) < N:
@@ -76,7 +77,8 @@ def agent_shard(problem, i: int):
     shard = copy.copy(problem)
     for name, value in list(vars(problem).items()):
         if isinstance(value, list) and len(value) == N and name != "N_i" and all(isinstance(v, np.ndarray) for v in value):
-            setattr(shard, name, [v if k == i else None for k, v in enumerate(value)])
+            # a copy: the problem may keep its agents' records as views of one buffer, which a view would keep alive
+            setattr(shard, name, [np.array(v, copy=True) if k == i else None for k, v in enumerate(value)])
     for name in ("_x_star", "_opt"):
         if name in vars(shard):
             setattr(shard, name, None)

@@ -41,6 +41,8 @@ def test_shard_holds_one_agent_and_computes_the_same_gradients(name):
         with pytest.raises(TypeError):  # the other agents' records are not there
             shard.grad_sample(x0, other, 0)
         assert shard.sizes == problem.sizes
+        assert shard.Z[i].base is None  # its own copy, not a view keeping every agent's records alive
+        assert all(z is None for k, z in enumerate(shard.Z) if k != i)
 
 
 @pytest.mark.parametrize("case", sorted(SETTINGS))
