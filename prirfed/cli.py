@@ -355,10 +355,13 @@ def _run_run(args, out) -> int:
     from prirfed.experiments.custom import run_toml
 
     dest = args.out if args.out is not None else f"prirfed-results/run-{Path(args.config).stem}"
+    runner = None
+    if args.engine == "flower":
+        from prirfed.flower.engine import flower_trial as runner
     r = run_toml(args.config, dest, workers=args.workers, resume=args.resume, backend=args.backend,
                  progress=not args.no_progress, calibrate=args.calibrate, dask_scheduler=args.dask_scheduler,
                  overwrite=args.overwrite, accountant=args.accountant,
-                 engine=args.engine, supernodes=args.supernodes)
+                 engine=args.engine, supernodes=args.supernodes, runner=runner)
     shown = sum(c.shown is True for c in r["checks"])
     out.write(f"run {args.config}: {r['ran']} trials run, {r['skipped']} reused; {shown} of {len(r['checks'])} checks shown; "
               f"outputs in {dest}: {', '.join(r['files'])}{_moved(r)}\n")

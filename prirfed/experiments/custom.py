@@ -519,8 +519,10 @@ def _calibrated_cached(config_json: str) -> tuple[str, float]:
     return calibrated_setting(config, _Sizes)
 
 
-def run_trial(config: dict, spec: dict, seq) -> dict:
-    """One repeat: data, x0 and the trainer's draws from children of the trial's SeedSequence."""
+def run_trial(config: dict, spec: dict, seq, runner=None) -> dict:
+    """One repeat: data, x0 and the trainer's draws from children of the trial's SeedSequence.
+    ``runner(config, problem, x0_rng, rng, name, settings) -> TrainResult`` replaces the in-process
+    trainer call (``--engine flower``: :func:`prirfed.flower.engine.flower_trial`)."""
     data_seq, x0_seq, run_seq = seq.spawn(3)
     problem = build_problem(config, np.random.default_rng(data_seq))
     tr = dict(config["trainer"])
@@ -529,8 +531,8 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
         key, value = _calibrated_cached(json.dumps(config, sort_keys=True))
         tr[key] = value
     rng = np.random.default_rng(run_seq)
-    if config.get("engine", "inprocess") == "flower":
-        res = _flower_trial(config, problem, np.random.default_rng(x0_seq), rng, name, tr)
+    if runner is not None:
+        res = runner(config, problem, np.random.default_rng(x0_seq), rng, name, tr)
     elif name == "dp_frechet_mean":
         fn = _trainer_fn(name, config["backend"])
         res = fn(problem, rng=rng, **tr)
@@ -562,27 +564,6 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
 
 #: the trainers ``--engine flower`` runs (prirfed.flower.protocol.ALGORITHMS)
 FLOWER_TRAINERS = ("prirfed", "rfedsvrg", "rfedavg", "rfedprox")
-
-
-def _flower_trial(config: dict, problem, x0_rng, rng, name: str, settings: dict):
-    """One repeat on Flower's simulation engine (``--engine flower``): the same x0 and run key as the
-    in-process trial, so the iterates are the in-process trainer's; PriRFed stops before a round
-    that would exceed [privacy] (eps, delta). The history is recorded from the returned iterates."""
-    from prirfed.flower import run_simulation
-    from prirfed.reference.trainers.base import History, TrainResult
-
-    x0 = problem.manifold.random_point(x0_rng)
-    budget = (config["privacy"]["eps"], config["privacy"]["delta"]) if config["privacy"] and name == "prirfed" else None
-    res = run_simulation(problem, x0, name, rng=rng, supernodes=config.get("supernodes"), budget=budget, **settings)
-    every = config["run"]["record_every"]
-    hist = History()
-    for t, x in enumerate(res.iterates):
-        if t % every == 0 or t == res.rounds:
-            hist.record(problem, t, x)
-    info = dict(privacy=res.info["privacy"] if res.stopped is None else f"{res.info['privacy']}; {res.stopped}")
-    if name == "prirfed":
-        info["sigma"] = settings.get("sigma", 0.0)
-    return TrainResult(x=res.x, history=hist, event=res.event, info=info)
 
 
 def trial_specs(config: dict) -> list:
@@ -642,12 +623,13 @@ def _plot(out, rows, name):
 
 
 def experiment_from_toml(path_or_doc, *, name: str | None = None, engine: str = "inprocess",
-                         supernodes: int | None = None) -> Experiment:
+                         supernodes: int | None = None, runner=None) -> Experiment:
     """An Experiment running the TOML configuration (a path, or an already parsed dict).
 
-    ``engine="flower"`` runs each repeat on Flower's simulation engine (``prirfed.flower``, the
-    extra ``pip install 'prirfed[flower]'``) with ``supernodes`` SuperNodes (default one per
-    agent); the trainer must be one of :data:`FLOWER_TRAINERS`.
+    ``engine="flower"`` runs each repeat with ``runner`` (:func:`run_trial`; the CLI passes
+    :func:`prirfed.flower.engine.flower_trial`, Flower's simulation engine, extra ``pip install
+    'prirfed[flower]'``) on ``supernodes`` SuperNodes (default one per agent); the trainer must be
+    one of :data:`FLOWER_TRAINERS`. The engine and the SuperNodes are recorded in config.json.
     The configuration is checked here (every error a ValueError naming section and key);
     ``make_config(mode, seed, backend)`` ignores ``mode`` and ``seed`` (the TOML's [run] seed is
     the root seed: the CLI passes it to ``reproduce``).
@@ -665,6 +647,8 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None, engine: str = 
                                           f"(got {cfg['trainer']['name']!r})")
         if supernodes is not None and not (_is_int(supernodes) and 1 <= supernodes <= cfg["data"]["N"]):
             raise ValueError(f"prirfed run: --supernodes must be an integer in [1, N = {cfg['data']['N']}] (got {supernodes!r})")
+        if runner is None:
+            raise ValueError("prirfed run: engine 'flower' needs its runner (prirfed.flower.engine.flower_trial)")
         cfg["engine"], cfg["supernodes"] = "flower", supernodes
     elif supernodes is not None:
         raise ValueError("prirfed run: --supernodes needs --engine flower")
@@ -677,13 +661,15 @@ def experiment_from_toml(path_or_doc, *, name: str | None = None, engine: str = 
     tn, pk = cfg["trainer"]["name"], cfg["problem"]["kind"]
     return Experiment(name=name or f"run-{stem}", description=f"custom run: {tn} on {pk} ({cfg['data']['source']} data)",
                       source=f"prirfed run {stem}.toml (no paper claim)", make_config=make_config,
-                      trial_specs=trial_specs, run_trial=run_trial, report=report,
+                      trial_specs=trial_specs,
+                      run_trial=run_trial if runner is None else functools.partial(run_trial, runner=runner),
+                      report=report,
                       nondeterministic_files=("curves.png", "curves.pdf"))
 
 
 def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str | None = None, progress: bool = True,
              calibrate: bool = False, dask_scheduler: str | None = None, overwrite: bool = False,
-             accountant: str | None = None, engine: str = "inprocess", supernodes: int | None = None) -> dict:
+             accountant: str | None = None, engine: str = "inprocess", supernodes: int | None = None, runner=None) -> dict:
     """``prirfed run``: :func:`experiment_from_toml` run by :func:`~prirfed.experiments.framework.reproduce`
     with the TOML's [run] seed as the root seed (the output folder's rules: ``resume``, ``overwrite``,
     see there). ``backend=None``: the TOML's [run] backend (default "verified"). ``engine="flower"``:
@@ -692,7 +678,7 @@ def run_toml(path, out, *, workers: int = 1, resume: bool = False, backend: str 
     if engine == "flower" and (workers != 1 or dask_scheduler is not None):
         raise ValueError("prirfed run: --engine flower runs in this process (Flower's engine uses the cores): "
                          "use --workers 1 and no --dask-scheduler")
-    exp = experiment_from_toml(path, engine=engine, supernodes=supernodes)
+    exp = experiment_from_toml(path, engine=engine, supernodes=supernodes, runner=runner)
     cfg0 = exp.make_config("full", 0, "reference")
     seed = cfg0["seed"]
     backend = cfg0["run"]["backend"] if backend is None else backend
