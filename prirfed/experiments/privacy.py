@@ -69,12 +69,13 @@ def local_sigma(local: str, eps: float, delta: float, K: int, tau: float, N_i: i
 def lower_epsilon_of(event, delta: float) -> float:
     """The attainable lower bound of ``event``'s eps at ``delta``
     (:func:`prirfed.reference.accounting.accountants.lower_epsilon`), or NaN (shown as ``nan`` in the
-    CSVs, never a made-up number) when the PLD lower bound overflows: the PLD's optimistic bridge
-    raises OverflowError for some events with very small noise (a defect of the accountant, reported
-    to the accounting work; the upper bound is unaffected)."""
+    CSVs, never a made-up number) when the accountant cannot form the lower bound: for some events
+    with very small noise (noise multiplier far below 1) the PLD's hull reaches losses whose
+    exponential is not a float64 and ``lower_epsilon`` raises ``ValueError`` saying so (the upper
+    bound is unaffected)."""
     try:
         return float(lower_epsilon(event, delta))
-    except OverflowError:
+    except ValueError:
         return float("nan")
 
 

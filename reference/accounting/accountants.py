@@ -118,8 +118,8 @@ def epsilon(event: Event, delta: float, accountant="best", where: str = "epsilon
         return _one(pld, event, delta)
     candidates, errors = [], []
     if pld.supports(event):
-        pld.compose(event)
         try:
+            pld.compose(event)
             candidates.append(pld.get_epsilon(delta))
             if pld.is_exact_and_tight():
                 return candidates[0]

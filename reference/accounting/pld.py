@@ -723,6 +723,11 @@ def _bridge(vf, vr, h, hf, hr):
 
     def R(k):
         i = int(idx_f[k])
+        if not i * h < 709.0:  # e^{i h} is not a float64: the hull cannot be bridged in this coordinate
+            raise ValueError(f"PLD discretisation: the curve's hull has a vertex at privacy loss {i * h:.4g} nats "
+                             "beyond the junction (e^loss overflows float64), so the concave junction cannot be "
+                             "bridged; this event's PLD (typically a noise multiplier far below 1) is not available "
+                             "on this grid (an upper bound: accountant='rdp' still applies)")
         return math.exp(i * h), vf[i]
 
     def below(p, q, r):  # is q strictly below the segment p-r ?

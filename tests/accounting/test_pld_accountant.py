@@ -256,3 +256,18 @@ def test_pld_is_never_above_rdp_for_subsampled_gaussians(z, k):
     conversion (a regression guard, not a theorem: checked over this range)."""
     ev = SelfComposed(SampledWithoutReplacement(1000, 50, Gaussian(z)), k)
     assert pld.PldAccountant().compose(ev).get_epsilon(1e-5) <= RdpAccountant().compose(ev).get_epsilon(1e-5) * (1 + 1e-3)
+
+
+def test_tiny_noise_lower_bound_is_a_clear_valueerror_and_best_still_bounds():
+    """Noise multiplier 0.02 under subsampling and activation: the optimistic curve's hull has a
+    vertex near 1700 nats, where e^loss is not a float64. lower_epsilon raised a bare OverflowError
+    ("math range error"); it must be a ValueError that says why, and the default upper bound
+    (which falls back to RDP when the PLD cannot be formed) must still be a finite number."""
+    from prirfed.reference.accounting.accountants import epsilon, lower_epsilon
+    from prirfed.reference.accounting.events import Activation, Gaussian, SampledWithoutReplacement
+
+    ev = Activation(0.5, SampledWithoutReplacement(10, 5, Gaussian(0.02)))
+    with pytest.raises(ValueError, match="overflows float64"):
+        lower_epsilon(ev, 1e-5)
+    eps = epsilon(ev, 1e-5)
+    assert math.isfinite(eps) and eps > 0
