@@ -24,9 +24,9 @@ __all__ = ["SpherePCA", "DATA_BOUND", "check_data_bound"]
 
 _PAPERS = ("000", "001", "002")
 
-#: Domain of the data: N_i c_i max_j ||z_ij||^2 <= DATA_BOUND = 2^1000 (1.07e301) for every
-#: agent. Then every loss |f_ij| <= c ||z||^2, every gradient entry (at most 4 c ||z||^2) and every sum
-#: of N_i of them stays below 2^1002 at every point of the sphere: nothing overflows float64.
+#: Domain of the data: ``N_i c_i max_j ||z_ij||^2 <= DATA_BOUND = 2^1000`` (1.07e301) for every
+#: agent. Then every loss ``|f_ij| <= c ||z||^2``, every gradient entry (at most ``4 c ||z||^2``) and
+#: every sum of N_i of them stays below 2^1002 at every point of the sphere: nothing overflows float64.
 DATA_BOUND = 2.0**1000
 
 
