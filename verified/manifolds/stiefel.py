@@ -58,8 +58,9 @@ _MAX_STEP = 4503599627370496.0  # = reference base.EXP_MAX_STEP = 2^52 (a litera
 
 # ---------------------------------------------------------------------- small helpers
 @njit(cache=True)
-def expm_kernel(A):
-    """Matrix exponential: [13/13] Pade approximant with scaling and squaring (Higham 2005)."""
+def _pade13_scaled(A):
+    """The [13/13] Pade approximant of exp(A / 2^sq) and the number sq of squarings that undo the
+    scaling (Higham 2005): the shared first half of :func:`expm_kernel` and :func:`_expm_skew`."""
     m = A.shape[0]
     b = _PADE13
     nrm = 0.0
@@ -79,7 +80,13 @@ def expm_kernel(A):
     A6 = _mm(A4, A2)
     U = _mm(As, _mm(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * Id)
     V = _mm(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * Id
-    F = _solve(V - U, V + U)
+    return _solve(V - U, V + U), sq
+
+
+@njit(cache=True)
+def expm_kernel(A):
+    """Matrix exponential: [13/13] Pade approximant with scaling and squaring (Higham 2005)."""
+    F, sq = _pade13_scaled(A)
     for _ in range(sq):
         F = _mm(F, F)
     return F
@@ -89,29 +96,11 @@ def expm_kernel(A):
 def _expm_skew(B):
     """exp(B) for skew B: the Pade(13) scaling and squaring of :func:`expm_kernel`, with one
     Newton-Schulz step F <- F (3I - F^T F)/2 after each squaring. exp(B) is orthogonal; each
-    squaring doubles the orthogonality defect of F (1e-10 ... 1 after 31 ... 98 squarings, issue
-    19), and the Newton-Schulz step maps a defect E to O(E^2), so F stays orthogonal to rounding
-    at every norm. The rotation angles keep the error eps ||B|| that any method has."""
-    m = B.shape[0]
-    b = _PADE13
-    nrm = 0.0
-    for j in range(m):
-        s = 0.0
-        for i in range(m):
-            s += abs(B[i, j])
-        if s > nrm:
-            nrm = s
-    sq = 0
-    if nrm > _THETA13:
-        sq = int(math.ceil(math.log2(nrm / _THETA13)))
-    As = B / (2.0 ** sq)
-    Id = np.eye(m)
-    A2 = _mm(As, As)
-    A4 = _mm(A2, A2)
-    A6 = _mm(A4, A2)
-    U = _mm(As, _mm(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * Id)
-    V = _mm(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * Id
-    F = _solve(V - U, V + U)
+    squaring doubles the orthogonality defect of F (1e-10 ... 1 after 31 ... 98 squarings), and the
+    Newton-Schulz step maps a defect E to O(E^2), so F stays orthogonal to rounding at every norm.
+    The rotation angles keep the error eps ||B|| that any method has."""
+    F, sq = _pade13_scaled(B)
+    Id = np.eye(B.shape[0])
     for _ in range(sq):
         F = _mm(F, F)
         F = 0.5 * _mm(F, 3.0 * Id - _tmm(F, F))
