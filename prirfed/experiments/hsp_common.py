@@ -216,7 +216,8 @@ def run_methods(config: dict, seq, *, with_privacy: bool = True) -> dict:
         local = "dp_rsgd" if method in ("rsgd", "dp_rsgd") else "dp_rsvrg"
         try:
             res = prirfed(problem, x0, config["T"], config["s"], config["alpha"], np.random.default_rng(rseq),
-                          local=local, K=config["K"], b=st["N_i"], m=config["m"], sigma=sigma, tau=tau, keep_iterates=True)
+                          local=local, K=config["K"], b=st["N_i"], m=config["m"], sigma=sigma, tau=tau, keep_iterates=True,
+                          record_every=1)
         except ValueError as exc:
             # A noisy run whose iterate leaves the float range (Lorentz.exp refuses it) is a result, not a
             # crash: recorded as diverged (with the message) and reported as such; anything else raises.

@@ -123,7 +123,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
             sigma = local_sigma(cs["local"], eps, config["delta"], cs["K"], tau, N_i, cs["b"], cs["m"], config["calibrate"],
                                 config["accountant"])
             res = prirfed(problem, x0, T, cs["s"], cs["alpha"], np.random.default_rng(next(it)), local=cs["local"],
-                          K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau)
+                          K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau, record_every=1)
             h = res.history
             priv = privacy_of_run(res.event, eps, config["delta"], N, cs["s"], T, config["delta_hat"], cs["K"],
                                   cs["b"], N_i, sigma, tau, cs["local"], cs["m"], config["accountant"])

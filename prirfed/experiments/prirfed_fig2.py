@@ -199,7 +199,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
             sigma = local_sigma(cs["local"], float(config["eps"]), config["delta"], cs["K"], tau, N_i, cs["b"], cs["m"],
                                 config["calibrate"], config["accountant"])
             res = prirfed(problem, x0, config["T"], cs["s"], cs["alpha"], np.random.default_rng(next(run_seqs)),
-                          local=cs["local"], K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau)
+                          local=cs["local"], K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau, record_every=1)
             priv = privacy_of_run(res.event, float(config["eps"]), config["delta"], N, cs["s"], config["T"],
                                   config["delta_hat"], cs["K"], cs["b"], N_i, sigma, tau, cs["local"], cs["m"],
                                   config["accountant"])

@@ -270,7 +270,7 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
     for a, s in zip(ALGORITHMS, alg_seqs):
         rng = np.random.default_rng(s)
         common = dict(problem=problem, x0=x0, T=setting["T"], k=setting["k"], eta=etas[a], tau=setting["tau"][a],
-                      rng=rng, maps=config["maps"])
+                      rng=rng, maps=config["maps"], record_every=1)
         if a == "rfedprox":
             res = tr.rfedprox(mu=float(setting["mu"]), **common)
         else:
