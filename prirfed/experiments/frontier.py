@@ -1,4 +1,4 @@
-"""``frontier``: privacy-utility frontiers of PriRFed (issue 14): at which total data size N * N_i does a
+"""``frontier``: privacy-utility frontiers of PriRFed: at which total data size N * N_i does a
 private run, with sigma calibrated to (eps, delta) by the tightest sound accountant, learn as well
 as the non-private one?
 
@@ -403,5 +403,5 @@ def _checks(config: dict, rows, fr) -> list:
 
 
 EXPERIMENT = experiment(__name__, "frontier", "privacy-utility frontiers of PriRFed (smallest N * N_i within 10% of the "
-                        "non-private run, eps in {0.1, 0.3, 1, 3, 10}, delta = 1e-5)", "issue 14 (ours, not a paper figure)",
+                        "non-private run, eps in {0.1, 0.3, 1, 3, 10}, delta = 1e-5)", "ours (not a paper figure)",
                         figures=("frontier", "frontier_sizes", "curves"))

@@ -1,4 +1,4 @@
-"""Verdicts of comparisons over trials, with a stated false-alarm rate (issue 14).
+"""Verdicts of comparisons over trials, with a stated false-alarm rate.
 
 An ordering claim such as "method A ends below method B" is decided from the paired differences
 d_r = a_r - b_r of the R trials (common random numbers: the methods of a trial share data and x^(0)):
