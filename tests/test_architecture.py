@@ -194,3 +194,29 @@ def test_checker_sees_an_upward_edge_and_private_imports(tmp_path, monkeypatch):
     assert any("prirfed.reference.r._secret" in f for f in found)
     assert any("prirfed.verified.v._hidden" in f for f in found)
     assert len(found) == 2
+
+
+def _compile_warnings(path: Path) -> list:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    return [f"{path}:{w.lineno}: {w.message}" for w in caught]
+
+
+def test_every_source_compiles_without_warnings():
+    # an invalid escape such as "\z" in a non-raw docstring is a DeprecationWarning (SyntaxWarning
+    # from Python 3.12, an error later); it only shows once, when the .pyc is first written
+    files = [p for d in ("prirfed", "reference", "verified", "tests", "benchmarks", "tools")
+             for p in sorted((ROOT / d).rglob("*.py"))]
+    assert len(files) > 100
+    found = [m for p in files for m in _compile_warnings(p)]
+    assert not found, "\n".join(found)
+
+
+def test_the_compile_check_sees_an_invalid_escape(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('def f():\n    """zeta^(1/2) as :math:`\\zeta`."""\n', encoding="utf-8")
+    found = _compile_warnings(bad)
+    assert len(found) == 1 and "escape" in found[0]

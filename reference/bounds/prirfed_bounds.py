@@ -461,7 +461,7 @@ def theorem_5_5_bound(gap0, T, K, alpha, beta, L_g, L_f, d, sigma, kappa_min, M,
 
 # ---------------------------------------------------------------------------------- Theorem 5.6
 def theorem_5_6_m(N, kappa_min, M) -> int:
-    """The inner-loop length of Theorem 5.6 of Huang et al. (2024) as printed: m = floor(10 N / (3 zeta^(1/2))).
+    r"""The inner-loop length of Theorem 5.6 of Huang et al. (2024) as printed: m = floor(10 N / (3 zeta^(1/2))).
 
     Parameters
     ----------
