@@ -70,6 +70,7 @@ def spd_ball_problem(seed, n_agents=3, per_agent=10):
 
 
 def assert_iterates_in_W(M, c, res, what):
+    assert res.history.rounds == list(range(len(res.history.rounds))), f"{what}: not every round recorded"
     r = max(M.dist(c, w) for w in res.history.iterates)
     assert r <= R_W, f"{what}: an iterate left W (radius {r:.3f} > {R_W}); the instance does not satisfy the assumption"
 
@@ -194,7 +195,7 @@ def test_theorem_2_dp_rgd_output_3_on_spd_frechet_mean():
     bound = theorem_2_bound(SPD_D, SPD_L0, SPD_d, sigma, SPD_VS, T23, eta=eta, output=3)
     ex = []
     for s in range(RUNS23):
-        res = dp_rgd(P, x0, eta, T23, n, sigma, np.random.default_rng(s), output=3, keep_iterates=True)
+        res = dp_rgd(P, x0, eta, T23, n, sigma, np.random.default_rng(s), output=3, keep_iterates=True, record_every=1)
         assert_iterates_in_W(M, c, res, "Theorem 2")
         ex.append(P.f(res.x) - Fs)
     mc_below(ex, bound, "Theorem 2")
@@ -213,7 +214,7 @@ def test_theorem_3_dp_rgd_output_3_on_spd_frechet_mean():
     ex = []
     for s in range(RUNS23):
         res = dp_rgd(P, x0, etas, T23, n, sigma, np.random.default_rng(100 + s), output=3,
-                     averaging="strongly_convex", keep_iterates=True)
+                     averaging="strongly_convex", keep_iterates=True, record_every=1)
         assert_iterates_in_W(M, c, res, "Theorem 3")
         ex.append(P.f(res.x) - Fs)
     mc_below(ex, bound, "Theorem 3")
@@ -254,7 +255,7 @@ def test_theorem_4_dp_rgd_output_1_on_spd_frechet_mean():
     bound = theorem_4_bound(Delta0, tau, L1, eta, SPD_d, sigma, T, output=1, b=n, n=n)
     ex = []
     for s in range(16):
-        res = dp_rgd(P, x0, eta, T, n, sigma, np.random.default_rng(200 + s), output=1, keep_iterates=True)
+        res = dp_rgd(P, x0, eta, T, n, sigma, np.random.default_rng(200 + s), output=1, keep_iterates=True, record_every=1)
         assert_iterates_in_W(M, c, res, "Theorem 4")
         ex.append(P.f(res.x) - Fs)
     mc_below(ex, bound, "Theorem 4")

@@ -189,7 +189,8 @@ def test_theorem_5_1_monte_carlo_sphere_pca():
     alpha = 1.0 / P.L_g
     vals = []
     for r in range(R):
-        res = prirfed(P, x0, T, P.N, alpha, np.random.default_rng(1000 + r), sigma=sig)
+        res = prirfed(P, x0, T, P.N, alpha, np.random.default_rng(1000 + r), sigma=sig, record_every=1)
+        assert res.history.rounds == list(range(T + 1))
         vals.append(np.mean(np.array(res.history.grad_norm[:T]) ** 2))
     B = theorem_5_1_bound(P.f(x0) - P.f(P.x_star), T, alpha, P.L_g, P.d, P.N_i, sig, s=P.N)
     assert ucb(vals) <= B
@@ -207,7 +208,8 @@ def test_theorem_5_2_monte_carlo_decaying_steps():
     w = alphas / alphas.sum()
     vals = []
     for r in range(R):
-        res = prirfed(P, x0, T, P.N, alphas, np.random.default_rng(3000 + r), sigma=sig)
+        res = prirfed(P, x0, T, P.N, alphas, np.random.default_rng(3000 + r), sigma=sig, record_every=1)
+        assert res.history.rounds == list(range(T + 1))
         vals.append(float(w @ (np.array(res.history.grad_norm[:T]) ** 2)))
     B = theorem_5_2_bound(P.f(x0) - P.f(P.x_star), alphas, P.L_g, delta, P.d, P.N_i, sig, s=P.N)
     assert ucb(vals) <= B
@@ -231,7 +233,7 @@ def test_theorem_5_3_monte_carlo_spd_frechet_mean():
     fs = Q.f(Xs)
     vals = []
     for r in range(R):
-        res = prirfed(Q, x0, T, Q.N, alpha, np.random.default_rng(2000 + r), sigma=sig, keep_iterates=True)
+        res = prirfed(Q, x0, T, Q.N, alpha, np.random.default_rng(2000 + r), sigma=sig, keep_iterates=True, record_every=1)
         assert max(MS.dist(X, Xs) for X in res.history.iterates) <= r_W
         vals.append(Q.f(res.x) - fs)
     B = theorem_5_3_bound(MS.dist(x0, Xs), T, alpha, L_g, 3, Q.N_i, sig, MS.curvature_bounds[0], 2 * r_W, s=Q.N)
@@ -280,7 +282,7 @@ def test_theorem_5_4_monte_carlo_sphere_pca_rpl():
     fs = P.f(P.x_star)
     vals = []
     for r in range(R):
-        res = prirfed(P, x0, T, S, alpha, np.random.default_rng(4000 + r), sigma=sig, keep_iterates=True)
+        res = prirfed(P, x0, T, S, alpha, np.random.default_rng(4000 + r), sigma=sig, keep_iterates=True, record_every=1)
         assert max(P.angle_to_optimum(x) for x in res.history.iterates) <= theta0
         vals.append(P.f(res.x) - fs)
     B = theorem_5_4_bound(P.f(x0) - fs, T, alpha, P.L_g, mu, P.d, v, P.N_i, sig, s=S)

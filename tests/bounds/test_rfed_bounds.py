@@ -72,7 +72,8 @@ def test_theorem_7_rfedsvrg_on_sphere_pca(eta_frac, k):
     x0 = np.array([1.0, 1.0, 1.0, 1.0]) / 2
     Delta0 = P.f(x0) + lam[-1]
     T, eta = 12, eta_frac / L
-    res = rfedsvrg(P, x0, T, k, eta, 1, np.random.default_rng(0), option=1)
+    res = rfedsvrg(P, x0, T, k, eta, 1, np.random.default_rng(0), option=1, record_every=1)
+    assert res.history.rounds == list(range(T + 1))
     g2 = np.asarray(res.history.grad_norm[:T]) ** 2
     assert g2.min() <= theorem_7_bound(Delta0, L, eta, T, option=1, tau=1)
 
@@ -90,7 +91,8 @@ def test_theorem_7_printed_rate_fails_for_small_steps():
     x0 = abar + np.array([1.0, 2.0])
     Delta0 = P.f(x0) - P.f(abar)
     T, eta, L = 20, 0.01, 1.0
-    res = rfedsvrg(P, x0, T, 2, eta, 1, np.random.default_rng(0), option=1)
+    res = rfedsvrg(P, x0, T, 2, eta, 1, np.random.default_rng(0), option=1, record_every=1)
+    assert res.history.rounds == list(range(T + 1))
     g2 = np.asarray(res.history.grad_norm[:T]) ** 2
     assert g2.min() == pytest.approx((1 - eta) ** (2 * (T - 1)) * 2 * Delta0, rel=1e-9)
     assert g2.min() > 10 * theorem_7_bound_printed(Delta0, L, eta, T)
@@ -119,7 +121,7 @@ def test_theorem_9_rfedsvrg_on_spd_frechet_mean():
     D = 2 * R_W
     eta = 1 / (2 * L)
     for T in (1, 3, 10):
-        res = rfedsvrg(P, x0, T, 3, eta, 1, np.random.default_rng(0), option=1, keep_iterates=True)
+        res = rfedsvrg(P, x0, T, 3, eta, 1, np.random.default_rng(0), option=1, keep_iterates=True, record_every=1)
         assert max(M.dist(c, w) for w in res.history.iterates) <= R_W
         lhs = P.f(res.x) - fs
         b = theorem_9_bound(P.f(x0) - fs, M.dist(x0, xs), L, eta, T, -0.5, D, k=3, n=3)

@@ -28,7 +28,7 @@ def test_dp_pgd_without_noise_converges_and_stays_on_the_sphere():
     x0 = P.manifold.random_point(rng)
     r = dp_pgd(P, x0, 0.1, T=300, b=40, sigma=0.0, rng=rng)
     assert min(P.manifold.dist(r.x, P.x_star), P.manifold.dist(r.x, -P.x_star)) < 1e-8
-    r = dp_pgd(P, x0, 0.1, T=20, b=10, sigma=0.5, rng=rng, tau=1.0, keep_iterates=True)
+    r = dp_pgd(P, x0, 0.1, T=20, b=10, sigma=0.5, rng=rng, tau=1.0, keep_iterates=True, record_every=1)
     for x in r.history.iterates:
         P.manifold.check_point(x)
 

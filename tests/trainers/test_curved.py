@@ -95,10 +95,10 @@ def test_every_private_trainer_stays_on_the_manifold():
         M = P.manifold
         x0 = M.random_point(rng)
         runs = [
-            prirfed(P, x0, T=5, s=2, alpha=0.05, rng=rng, K=2, b=2, sigma=0.5, tau=1.0, keep_iterates=True),
+            prirfed(P, x0, T=5, s=2, alpha=0.05, rng=rng, K=2, b=2, sigma=0.5, tau=1.0, keep_iterates=True, record_every=1),
             prirfed(P, x0, T=5, s=2, alpha=0.05, rng=rng, local="dp_rsvrg", K=2, m=3, sigma=0.5, tau=1.0, option=2,
-                    keep_iterates=True),
-            dp_rgd(P, x0, 0.05, T=5, b=3, sigma=0.5, rng=rng, tau=1.0, output=3, keep_iterates=True),
+                    keep_iterates=True, record_every=1),
+            dp_rgd(P, x0, 0.05, T=5, b=3, sigma=0.5, rng=rng, tau=1.0, output=3, keep_iterates=True, record_every=1),
         ]
         for r in runs:
             M.check_point(r.x)
@@ -120,7 +120,7 @@ def test_same_seed_same_run_bit_for_bit():
 def test_option_2_returns_one_of_the_iterates():
     P, rng = sphere_problem(5)
     x0 = P.manifold.random_point(rng)
-    r = prirfed(P, x0, T=5, s=1, alpha=0.05, rng=rng, K=1, sigma=0.2, tau=1.0, option=2, keep_iterates=True)
+    r = prirfed(P, x0, T=5, s=1, alpha=0.05, rng=rng, K=1, sigma=0.2, tau=1.0, option=2, keep_iterates=True, record_every=1)
     assert any(np.array_equal(r.x, it) for it in r.history.iterates[1:])
 
 
