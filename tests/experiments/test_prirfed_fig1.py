@@ -98,7 +98,7 @@ def test_tiny_paper_sigma_rule_and_verified_namespace(tmp_path):
 
 
 @pytest.mark.parametrize("overrides, message", [
-    (dict(calibrate="yes"), "calibrate must be true or false"),
+    (dict(calibrate="yes"), "calibrate must be a boolean"),
     (dict(nu=1.0), "nu must lie in"),
     (dict(delta_hat=0.0), "delta_hat must lie in"),
     (dict(T=0), "T must be an integer >= 1"),

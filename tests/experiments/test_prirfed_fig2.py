@@ -116,7 +116,7 @@ def test_preprocess_refuses_zero_rows():
     (dict(scenarios=[[2]]), "each scenario must be \\[N, N_i\\] with positive integers"),
     (dict(preprocess="whiten"), "preprocess must be one of"),
     (dict(trainers=["dp_sgd"]), "trainers must be a non-empty list of distinct names"),
-    (dict(calibrate=1), "calibrate must be true or false"),
+    (dict(calibrate=1), "calibrate must be a boolean"),
     (dict(alpha=-0.1), "alpha must be a positive finite number"),
     (dict(s=5), "s = 5 exceeds the number of agents"),
 ])

@@ -114,7 +114,7 @@ def test_divergent_run_is_a_clear_error(tmp_path):
     (dict(algorithms=["dp_rsgd", "sgd"]), "algorithms must be a non-empty list"),
     (dict(eps=-1.0), "eps must be a positive finite number"),
     (dict(delta=1.5), "delta must lie in (0, 1)"),
-    (dict(calibrate="yes"), "calibrate must be true or false"),
+    (dict(calibrate="yes"), "calibrate must be a boolean"),
     (dict(T=0), "T must be an integer >= 1"),
     (dict(D_W=0), "D_W must be a positive finite number"),
     (dict(s=3), "s = 3 exceeds the number of agents N = 2"),

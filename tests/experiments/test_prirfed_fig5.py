@@ -154,7 +154,7 @@ def test_half_gap_round_known_answers():
     (dict(eps=-0.15), "eps must be a positive finite number"),
     (dict(s=4), "s must be <= N = 3"),
     (dict(data="mnist"), "data must be one of ('wordnet', 'synthetic')"),
-    (dict(calibrate="yes"), "calibrate must be true or false"),
+    (dict(calibrate="yes"), "calibrate must be a boolean"),
 ])
 def test_bad_configuration_raises(tmp_path, override, message):
     with pytest.raises(ValueError, match="prirfed-fig5: " + message.replace("(", r"\(").replace(")", r"\)")):
