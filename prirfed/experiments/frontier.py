@@ -286,7 +286,9 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
                 raise ValueError(f"f(x^(t)) is not finite at round {int(np.argmin(np.isfinite(res.history.f)))}")
         except ValueError as exc:
             # noise so large that the iterate leaves the manifold's float range (e.g. an SPD matrix that
-            # is no longer positive definite after Exp, or f not finite): a result ("diverged"), not a crash
+            # is no longer positive definite after Exp, a Lorentz point beyond x_0 = 2^500, or f not
+            # finite) or that the server's Stiefel Log of an agent's iterate is beyond the injectivity
+            # radius: a result ("diverged"), not a crash
             event = prirfed_run_event(problem, local="dp_rsgd", N=N, s=s, T=T, K=config["K"], m=1, sigmas=[sigma] * N,
                                       bs=[b] * N, tau=tau, tau0=tau, tau1=tau)[0]
             lo, up = _report((event, config["delta"], config["accountant"]))
