@@ -24,15 +24,20 @@ The trainer settings are those a careful practitioner would pick, fixed before t
 the per-sample gradient bound of the problem at its data scale (unit-norm records, so clipping
 never biases the non-private direction), full participation s = N (averaging s agents' noise),
 K = 5 local steps on batches of b = N_i / 10, T rounds with the step size that makes the
-non-private run converge within T rounds. The expected shape: the noise std per step is
-sigma sqrt(dim) with sigma = tau z(eps, delta, T K, b / N_i) / b, so at fixed sampling rate the
-noise falls like 1 / N_i and the size needed grows like z / eps ~ 1 / eps (proofs note).
+non-private run converge within T rounds. HSP: tau = L_f(M) = 2 max|alpha_ij(w)| M of each draw
+(as the PriRFed paper's experiment sets it; the accounting takes the kernel-ridge weights and tau
+as given, a caveat of the proofs note) and the step 0.01 N_i. The expected shape: the noise std per
+step is sigma sqrt(dim) with sigma = 2 tau z(eps, delta, T K, b / N_i) / b, so at fixed sampling
+rate the noise falls like 1 / N_i and the size needed grows like z, about 1 / eps (proofs note).
 
 Data: the synthetic problems draw their records per trial; MNIST uses the t10k images of the shared
 data folder (``$PRIRFED_DATA`` or ``../shared/data``), falling back to scikit-learn's 8x8 digits
-(said in the title of every figure and in the summary); HSP uses the WordNet mammal closure
-(fallback: the balanced-tree closure of :mod:`hsp_common`) and its total size is capped by the
-number of training nodes. Proofs note: ``proofs_notes/experiment_frontier.md``.
+(said in the title of every figure and in the summary); HSP draws its records (training nodes)
+from the training pool of Figures 5/6 (:func:`hsp_common.training_pool`: the WordNet mammal closure,
+fallback and tiny mode the synthetic tree closure of :mod:`hsp_common`), so its total size is
+capped by the number of training nodes (the cap is the grid's largest size). Quick mode (5 repeats,
+N * N_i up to 100,000) took 353 s of CPU with the shared data and the Numba cache warm (README).
+Proofs note: ``proofs_notes/experiment_frontier.md``.
 """
 
 from __future__ import annotations
