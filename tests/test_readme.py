@@ -45,3 +45,27 @@ def test_readme_gives_the_ci_test_command():
     cmd = re.search(r"```bash\n(HYPOTHESIS_PROFILE=prirfed-ci python -m pytest[^\n]*)\n```", README.read_text()).group(1)
     assert cmd in ci
 
+
+
+def test_readme_frontier_table_is_the_committed_summary():
+    """The frontier table of the README (section "Does private learning work?") shows exactly the
+    smallest sizes of the committed docs/reproduced/frontier/frontier_summary.csv, problem by problem
+    (named in backticks in the first column) and eps by eps (the header's eps values)."""
+    import csv
+
+    summary = README.parent / "docs" / "reproduced" / "frontier" / "frontier_summary.csv"
+    rows = list(csv.DictReader(summary.open()))
+    text = README.read_text()
+    section = text[text.index("## Does private learning work?"):]
+    section = section[: section.index("\n## ", 3)]
+    table = [ln for ln in section.splitlines() if ln.startswith("|")]
+    header = [c.strip() for c in table[0].strip("|").split("|")]
+    eps = [float(c.split("=")[1]) for c in header[1:]]
+    shown = {}
+    for ln in table[2:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        key = re.search(r"`(\w+)`", cells[0]).group(1)
+        for e, c in zip(eps, cells[1:]):
+            shown[(key, e)] = c.replace(",", "")
+    want = {(r["problem"], float(r["eps"])): r["frontier_total"] for r in rows}
+    assert shown == want

@@ -25,7 +25,7 @@ from . import validate as v
 from .privacy import check_accountant, local_sigma, privacy_of_run
 
 __all__ = ["METHODS", "LABELS", "PRIVATE", "DATA_SPAWN_KEY", "DATA_KEYS", "closure_available", "make_config", "validate",
-           "tree_closure", "build_setting", "data_sentence", "run_privacy", "run_methods"]
+           "tree_closure", "build_setting", "data_sentence", "run_privacy", "run_methods", "training_pool", "subset_problem"]
 
 METHODS = ("rsgd", "dp_rsgd", "rsvrg", "dp_rsvrg")
 LABELS = {"rsgd": "PriRFed-RSGD", "dp_rsgd": "PriRFed-DP-RSGD", "rsvrg": "PriRFed-RSVRG", "dp_rsvrg": "PriRFed-DP-RSVRG"}
@@ -242,3 +242,28 @@ def run_methods(config: dict, seq, *, with_privacy: bool = True) -> dict:
     return dict(x0_index=j0, x0=[float(v) for v in x0], runs=runs)
 
 
+
+
+# ----------------------------------------------------------------------------- subsets (frontier)
+
+
+def training_pool(config: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(W, Y, w): the training features w_ij exactly as the problem of :func:`build_setting` uses
+    them (after whatever feature map the setting applies), their embeddings y_ij in H^d (rows, the
+    agents' parts concatenated) and the test feature w. Other experiments draw subsets of training
+    nodes from this pool (the frontier: :func:`subset_problem`), so they see the same features as
+    Figures 5 and 6."""
+    p = build_setting(config)["problem"]
+    return np.concatenate(p.W), np.concatenate(p.Y), np.array(p.w, dtype=np.float64)
+
+
+def subset_problem(config: dict, W_parts, Y_parts, w) -> BatchedHSP:
+    """Problem (6.3) of 000 on the agents' features ``W_parts`` and embeddings ``Y_parts`` (equal
+    sizes N_i) for the test feature ``w``, with this configuration's ridge rule (gamma = lam N_i for
+    ``gamma_rule = "n_lambda"``, lam for ``"printed"``), kernel width ``v_bar`` and ``kernel``."""
+    sizes = {len(Wi) for Wi in W_parts}
+    if len(sizes) != 1:
+        raise ValueError(f"subset_problem: the agents must hold equally many nodes (got sizes {sorted(sizes)})")
+    N_i = sizes.pop()
+    gamma = config["lam"] * N_i if config["gamma_rule"] == "n_lambda" else config["lam"]
+    return BatchedHSP(list(W_parts), list(Y_parts), w, gamma=gamma, v_bar=config["v_bar"], kernel=config["kernel"])

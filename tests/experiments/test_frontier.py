@@ -1,8 +1,11 @@
-"""frontier (issue 14): tiny end to end with the reference backend (every round recorded, figure
-titles naming the data, the CSV columns); the verdict rule against hand-made samples; the frontier
-size rule; the clipping thresholds against the per-sample gradients of the data (so clipping does
-not bias the non-private direction); the full-batch calibration against the exact Gaussian-DP
-epsilon (Dong, Roth, Su 2022), an oracle independent of prirfed's accountants.
+"""frontier (issue 14): tiny end to end with the reference backend, HSP included (every round
+recorded, figure titles naming the data, the CSV columns); the verdict rule against hand-made
+samples, and the whole report (verdicts, frontier sizes, diverged repeats) on constructed gap curves
+whose excesses are known; the frontier size rule; the clipping thresholds against the per-sample
+gradients of the data (so clipping does not bias the non-private direction), HSP's against the
+closed form 2 |alpha_ij| dist(x, y_ij); the HSP subsets built with the ridge rule of Figures 5/6;
+the full-batch calibration against the exact Gaussian-DP epsilon (Dong, Roth, Su 2022), an oracle
+independent of prirfed's accountants.
 Proofs note: proofs_notes/experiment_frontier.md.
 """
 
@@ -27,6 +30,9 @@ def test_tiny_outputs_every_round_and_titles(tiny):
     for stem in ("frontier", "frontier_sizes", "curves"):
         assert (out / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = _csv(out / "frontier.csv")
+    assert set(c["problems"]) == set(fr.PROBLEMS) and "hsp" in {q["problem"] for q in rows}
+    # HSP's grid is capped by the training nodes, and its largest size is that cap
+    assert c["problems"]["hsp"]["N_i"][-1] == fr.hsp_pool_size(c["hsp"]) // c["N"]
     n_sizes = sum(len(p["N_i"]) for p in c["problems"].values())
     assert len(rows) == n_sizes * len(c["eps"])
     curves = _csv(out / "curves.csv")
@@ -50,6 +56,10 @@ def test_figure_titles_name_the_data():
     config = fr.make_config("quick", 0, "reference")
     for name in fr.PROBLEMS:
         assert "data:" in fr._title(config, name)
+    assert "WordNet" in fr._title(dict(config, hsp=dict(config["hsp"], data="wordnet")), "hsp") or not \
+        fr.hsp_common.closure_available()
+    tiny = fr.make_config("tiny", 0, "reference")
+    assert "not WordNet" in fr._title(tiny, "hsp") and "FALLBACK" not in fr._title(tiny, "hsp")
     assert "MNIST" in fr._title(dict(config, mnist="mnist"), "sphere_mnist")
     assert "FALLBACK" in fr._title(dict(config, mnist="digits"), "sphere_mnist")
 
@@ -82,6 +92,98 @@ def test_frontier_size_rule():
     assert fr.frontier_size([dict(total=10, verdict="reached")]) == 10
 
 
+def _constructed_results(config, excess):
+    """Trial results whose non-private gap is 1 at round 0 and 0 after, and whose private gap is
+    1 then e (``excess[(N_i, eps)]``: one e per repeat, or "diverged"): the relative excess of a
+    repeat is exactly e."""
+    T = config["T"]
+    results = []
+    for (N_i, eps), es in excess.items():
+        for r, e in enumerate(es):
+            res = next((q for q in results if q["N_i"] == N_i and q["rep"] == r), None)
+            if res is None:
+                res = dict(problem="sphere_synthetic", N_i=N_i, rep=r, b=1, tau=1.0, f_star=0.0, redraws=0,
+                           runs={"inf": dict(gap=[1.0] + [0.0] * T, sigma=0.0, eps_lower=0.0, eps_upper=math.inf)})
+                results.append(res)
+            run = dict(sigma=1.0, eps_lower=0.5 * eps, eps_upper=eps)
+            run.update(dict(gap=None, diverged="overflow") if e == "diverged" else dict(gap=[1.0] + [e] * T, diverged=""))
+            res["runs"][repr(eps)] = run
+    return results
+
+
+def test_report_on_constructed_excesses(tmp_path):
+    """report() from gap curves with known excesses: reached (mean + t se <= 0.1), not reached
+    (mean - t se > 0.1), inconclusive (the 10% inside the margin), a diverged repeat makes its size
+    "not reached", and the frontier is the smallest size from which on every larger one is reached."""
+    config = dict(fr.make_config("tiny", 0, "reference"), eps=[1.0, 3.0], repeats=4)
+    config["problems"] = {"sphere_synthetic": dict(tau=1.0, alpha=1.0, N_i=[10, 30, 100])}
+    low, high, mid = [0.01, 0.02, 0.03, 0.02], [0.5, 0.6, 0.55, 0.52], [0.0, 0.2, 0.05, 0.15]
+    excess = {(10, 1.0): high, (30, 1.0): mid, (100, 1.0): low,
+              (10, 3.0): low, (30, 3.0): low[:3] + ["diverged"], (100, 3.0): low}
+    checks = fr.report(config, _constructed_results(config, excess), tmp_path)
+    rows = {(int(q["N_i"]), float(q["eps"])): q for q in _csv(tmp_path / "frontier.csv")}
+    assert rows[(10, 1.0)]["verdict"] == "not reached"
+    assert rows[(30, 1.0)]["verdict"] == "inconclusive"
+    assert rows[(100, 1.0)]["verdict"] == "reached" and rows[(10, 3.0)]["verdict"] == "reached"
+    assert rows[(30, 3.0)]["verdict"] == "not reached (1 of 4 diverged)"
+    assert math.isclose(float(rows[(100, 1.0)]["excess_mean"]), 0.02, rel_tol=1e-12)
+    assert math.isclose(float(rows[(10, 1.0)]["excess_mean"]), np.mean(high), rel_tol=1e-12)
+    summary = {float(q["eps"]): q for q in _csv(tmp_path / "frontier_summary.csv")}
+    # eps 1: only the largest size (N * N_i = 4 * 100) is reached; eps 3: reached at 10 and 100 but
+    # not at 30 (a diverged repeat), so the frontier is 400, not 40
+    assert summary[1.0]["frontier_total"] == "400" and summary[3.0]["frontier_total"] == "400"
+    assert [ch.shown for ch in checks if "meets its eps" in ch.claim] == [True]
+    for stem in ("frontier", "frontier_sizes", "curves"):
+        assert (tmp_path / f"{stem}.png").is_file()
+
+
+def test_hsp_subsets_follow_figures_5_and_6():
+    """subset_problem on the very agents of Figures 5/6's problem gives that problem back (same
+    features, ridge rule gamma = lam N_i, width and kernel: the weights alpha_ij(w) agree), and the
+    pool is the problem's training nodes."""
+    from prirfed.experiments import hsp_common as hc
+
+    config = fr.make_config("tiny", 0, "reference")
+    st = hc.build_setting(config["hsp"])
+    p = st["problem"]
+    q = hc.subset_problem(config["hsp"], p.W, p.Y, p.w)
+    assert q.gamma == p.gamma == config["hsp"]["lam"] * p.N_i[0]
+    for a, b in zip(p.alpha, q.alpha):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-15)
+    W, Y, w = hc.training_pool(config["hsp"])
+    assert W.shape[0] == Y.shape[0] == sum(p.N_i) and np.array_equal(w, p.w)
+    with pytest.raises(ValueError, match="subset_problem: the agents must hold equally many nodes"):
+        hc.subset_problem(config["hsp"], [W[:3], W[3:5]], [Y[:3], Y[3:5]], w)
+
+
+def test_hsp_clipping_threshold_is_the_gradient_bound():
+    """HSP's tau = L_f(M) = 2 max|alpha_ij| M bounds every per-sample gradient
+    grad f_ij(x) = -2 alpha_ij Log_x(y_ij) (norm 2 |alpha_ij| dist(x, y_ij), closed form) for x within
+    distance M of y_ij, and is attained at the largest |alpha_ij| with dist = M."""
+    config = fr.make_config("tiny", 0, "reference")
+    rng = np.random.default_rng(5)
+    problem, f_star, _ = fr._problem("hsp", 4, 8, config, rng)
+    M_dist = config["hsp"]["M"]
+    tau = problem.L_f(M_dist)
+    H = problem.manifold
+    worst = 0.0
+    for i in range(problem.N):
+        for j in range(problem.N_i[i]):
+            y = problem.Y[i][j]
+            v = H.proj(y, rng.standard_normal(y.size))
+            x = H.exp(y, rng.uniform(0, M_dist) * v / H.norm(y, v))  # dist(x, y) <= M
+            g = H.norm(x, problem.grad_sample(x, i, j))
+            assert math.isclose(g, 2 * abs(problem.alpha[i][j]) * H.dist(x, y), rel_tol=1e-8, abs_tol=1e-14)
+            worst = max(worst, g)
+    assert worst <= tau * (1 + 1e-12)
+    i, j = max(((i, j) for i in range(problem.N) for j in range(problem.N_i[i])), key=lambda ij: abs(problem.alpha[ij[0]][ij[1]]))
+    y = problem.Y[i][j]
+    v = H.proj(y, rng.standard_normal(y.size))
+    x = H.exp(y, M_dist * v / H.norm(y, v))
+    assert math.isclose(H.norm(x, problem.grad_sample(x, i, j)), tau, rel_tol=1e-8)
+    assert f_star <= problem.f(np.concatenate(problem.Y)[0])  # f* is the minimum (at most f at a data point)
+
+
 @pytest.mark.parametrize("name", ["sphere_synthetic", "sphere_mnist", "spd_frechet", "stiefel_kpca"])
 def test_clipping_threshold_bounds_the_per_sample_gradients(name):
     """tau of PROBLEMS is at least every per-sample gradient norm (so clipping leaves the non-private
@@ -90,7 +192,7 @@ def test_clipping_threshold_bounds_the_per_sample_gradients(name):
     sqrt(1 - c^2) c <= 1/2 on Stiefel, equality at a = c = 1/sqrt(2); dist(X, Z) <= 2 D_W on SPD."""
     config = fr.make_config("tiny", 0, "reference")
     rng = np.random.default_rng(3)
-    problem, _ = fr._problem(name, 3, 20, config, rng)
+    problem, _, _ = fr._problem(name, 3, 20, config, rng)
     M = problem.manifold
     tau = fr.PROBLEMS[name]["tau"]
     if name == "spd_frechet":
