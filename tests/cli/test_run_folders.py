@@ -370,7 +370,7 @@ def test_a_resumed_run_does_not_write_through_planted_links(tmp_path, config):
     rc, _, err = _run(config, out, "--resume")
     assert rc == 0, err
     assert precious.read_text() == "do not touch\n"
-    assert not (out / "summary.md").is_symlink() and "| paper's claim |" in (out / "summary.md").read_text()
+    assert not (out / "summary.md").is_symlink() and "| our check (thresholds and settings ours, not the paper's) |" in (out / "summary.md").read_text()
     assert not (out / "curves.csv").is_symlink()
     # trials/ as a link to a folder elsewhere
     elsewhere = tmp_path / "elsewhere"
