@@ -86,7 +86,7 @@ def test_rgd_gtol_stop_is_recorded_like_the_reference():
     assert a.info["stopped"] is not None and a.info == b.info
     assert_same_history(a, b, 3.0)
     x0 = Sphere(2).random_point(np.random.default_rng(1))
-    full = ref.rgd(P_ref, x0, 0.1, 30)
+    full = ref.rgd(P_ref, x0, 0.1, 30, record_every=1)
     gtol = float(np.sqrt(full.history.grad_norm[7] * full.history.grad_norm[8]))  # between rounds 7 and 8
     a = ref.rgd(P_ref, x0, 0.1, 30, gtol=gtol, record_every=4, keep_iterates=True)
     b = ver.rgd(P_ver, x0, 0.1, 30, gtol=gtol, record_every=4, keep_iterates=True)
