@@ -26,7 +26,7 @@ from . import validate as v
 from .privacy import check_accountant, local_sigma, privacy_of_run
 
 __all__ = ["METHODS", "LABELS", "PRIVATE", "DATA_SPAWN_KEY", "DATA_KEYS", "FEATURE_SCALES", "WIDTH_SWEEP", "closure_available",
-           "make_config", "validate", "tree_closure", "feature_scale_factor", "scale_features", "build_setting",
+           "make_config", "validate", "tree_closure", "data_title", "feature_scale_factor", "scale_features", "build_setting",
            "data_sentence", "width_sweep", "run_privacy", "run_methods", "training_pool", "subset_problem"]
 
 METHODS = ("rsgd", "dp_rsgd", "rsvrg", "dp_rsvrg")
@@ -231,6 +231,13 @@ def data_sentence(config: dict) -> str:
              else f"a balanced {tb}-ary tree")
     return (f"{why}synthetic: the transitive closure of {shape}, depth {config['tree_depth']} ({c.n} nodes, "
             f"{c.edges.shape[0]} edges), not WordNet")
+
+
+def data_title(config: dict) -> str:
+    """The data of a configuration in a figure title ("data: ...")."""
+    if config["data"] == "wordnet":
+        return "data: WordNet mammal closure (shared data folder)"
+    return "data: synthetic tree closure" + (" (FALLBACK, WordNet absent)" if config["mode"] != "tiny" else "")
 
 
 def build_setting(config: dict) -> dict:

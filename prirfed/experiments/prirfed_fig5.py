@@ -64,6 +64,7 @@ from .hsp_common import (  # noqa: F401 - the shared names, also read as prirfed
     PRIVATE,
     build_setting,
     data_sentence,
+    data_title,
     make_config,
     run_methods,
     tree_closure,
@@ -74,7 +75,7 @@ from .plots import band, finish, new_figure
 from .privacy import paper_claim_check, worst_privacy
 
 __all__ = ["EXPERIMENT", "METHODS", "LABELS", "make_config", "trial_specs", "window_means", "half_gap_round",
-           "problem_row", "data_title", "kernel_check"]
+           "problem_row", "kernel_check"]
 
 
 def trial_specs(config: dict) -> list:
@@ -200,13 +201,6 @@ def report(config: dict, results: list, out) -> list:
             f" (sigma calibrated by the {config['accountant']} accountant)" if config["calibrate"] else " (sigma of the paper's formula, o = 1)",
             "rigorous eps vs paper eps' at the paper's delta': "))
     return checks
-
-
-def data_title(config: dict) -> str:
-    """The data of a configuration in a figure title."""
-    if config["data"] == "wordnet":
-        return "data: WordNet mammal closure (shared data folder)"
-    return "data: synthetic tree closure" + (" (FALLBACK, WordNet absent)" if config["mode"] != "tiny" else "")
 
 
 def kernel_check(config: dict, sweep: list, prow: dict) -> Check:

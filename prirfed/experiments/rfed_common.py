@@ -371,7 +371,7 @@ def _plot(config, cv, out, stem, title, rows_to_plot):
             if i == 0:
                 ax.set_title(s["label"], fontsize=9)
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title + (f"\ndata: {config['data_source']}" if config.get("data_source") else ""), fontsize=10)
     finish(fig, out, stem)
 
 
