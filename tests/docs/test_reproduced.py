@@ -23,7 +23,7 @@ Which summaries are regenerated, and when (CI must stay under 25 min, pytest tak
   benchmarks/RESULTS.md, section "Reproduced pages: CPU time per experiment");
 - every other committed experiment (but the frontier) is regenerated only under the marker
   ``reproduce_all``, which is NOT run in CI: ``pytest -m reproduce_all tests/docs/test_reproduced.py``
-  (about 10 minutes of CPU; without ``-m reproduce_all`` these tests report themselves skipped).
+  (about 5 minutes of CPU, 300 s measured; without ``-m reproduce_all`` these tests report themselves skipped).
 """
 
 import importlib.util
@@ -154,7 +154,7 @@ def test_committed_summaries_regenerate(name, tmp_path):
 def test_committed_summaries_regenerate_all(name, tmp_path, request):
     """Every other committed experiment (not the frontier), only when asked: ``-m reproduce_all``."""
     if "reproduce_all" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("regenerated only under `pytest -m reproduce_all` (not in CI: about 10 minutes of CPU)")
+        pytest.skip("regenerated only under `pytest -m reproduce_all` (not in CI: about 5 minutes of CPU)")
     _regenerate_and_compare(name, tmp_path)
 
 
