@@ -135,7 +135,7 @@ def feature_scale_factor(W) -> float:
     """1 / (median Euclidean distance over the distinct pairs of rows of ``W``): the factor that gives
     the features a unit median pairwise distance.
 
-    Why (derived in proofs_notes/experiment_prirfed_fig5.md, "Feature scale"): the Gaussian kernel
+    Why (derived in proofs_notes/experiment_prirfed_fig5.md, "Revision: feature scale and kernel width"): the Gaussian kernel
     exp(-||w - w'||^2 / (2 v^2)) depends on the features only through ||w - w'|| / v, so a width v
     means something only against the features' own scale. The Laplacian eigenmap normalises
     f^T D f = 1 (Belkin & Niyogi 2003), so its entries are ~ 1 / sqrt(sum of degrees): ~1e-3 on the
