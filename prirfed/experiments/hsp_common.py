@@ -7,6 +7,7 @@ Figure 6 the predictions on the Poincare disk. The settings and our choices are 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -24,8 +25,9 @@ from prirfed.verified.problems.cached import BatchedHSP
 from . import validate as v
 from .privacy import check_accountant, local_sigma, privacy_of_run
 
-__all__ = ["METHODS", "LABELS", "PRIVATE", "DATA_SPAWN_KEY", "DATA_KEYS", "closure_available", "make_config", "validate",
-           "tree_closure", "build_setting", "data_sentence", "run_privacy", "run_methods", "training_pool", "subset_problem"]
+__all__ = ["METHODS", "LABELS", "PRIVATE", "DATA_SPAWN_KEY", "DATA_KEYS", "FEATURE_SCALES", "WIDTH_SWEEP", "closure_available",
+           "make_config", "validate", "tree_closure", "data_title", "feature_scale_factor", "scale_features", "build_setting",
+           "data_sentence", "width_sweep", "run_privacy", "run_methods", "training_pool", "subset_problem"]
 
 METHODS = ("rsgd", "dp_rsgd", "rsvrg", "dp_rsvrg")
 LABELS = {"rsgd": "PriRFed-RSGD", "dp_rsgd": "PriRFed-DP-RSGD", "rsvrg": "PriRFed-RSVRG", "dp_rsvrg": "PriRFed-DP-RSVRG"}
@@ -36,6 +38,14 @@ DATA_SPAWN_KEY = (1 << 30,)
 #: Settings that determine the data set and the problem (the key of the per-process cache).
 DATA_KEYS = ("seed", "data", "tree_branching", "tree_depth", "test_word", "r", "embed_epochs", "embed_burnin", "N",
              "lam", "gamma_rule", "v_bar", "kernel", "M", "eps", "delta", "K", "m", "calibrate", "accountant")
+#: ``feature_scale``: "median_unit" (Figures 5/6's default) divides the eigenmap features by the
+#: median pairwise distance of the training features (:func:`scale_features`); "none" keeps them as
+#: computed. A configuration without the key (the frontier's, built from DATA_KEYS) gets "none": with
+#: scaled features the frontier's private HSP runs overflow Lorentz.exp (quick mode, trial 106), which
+#: the frontier does not yet record as a divergence.
+FEATURE_SCALES = ("median_unit", "none")
+#: kernel widths v of the sensitivity table (:func:`width_sweep`), in units of the scaled features
+WIDTH_SWEEP = (0.1, 0.2, 0.3, 0.5, 1.0)
 
 
 def closure_available() -> bool:
@@ -61,7 +71,7 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
                                    "1275 nodes; its eigenmap features do not depend on the eigen-solver) stands in")
     return dict(mode=mode, seed=seed, backend=backend, calibrate=False, accountant="best", data=data, data_note=note,
                 tree_branching=[2, 3, 4, 5], test_word="primate.n.02", r=3, lam=1e-5, gamma_rule="n_lambda", v_bar=0.3,
-                kernel="gaussian", M=4.0, eps=0.15, delta=1e-4, delta_hat=1e-3, s=1, K=3, m=5,
+                kernel="gaussian", feature_scale="median_unit", M=4.0, eps=0.15, delta=1e-4, delta_hat=1e-3, s=1, K=3, m=5,
                 methods=list(METHODS), **sizes)
 
 
@@ -90,6 +100,7 @@ def validate(where: str, config: dict) -> None:
                          f"({shared_data_dir()}); use data = 'synthetic'")
     v.check_choice(where, "gamma_rule", config["gamma_rule"], ("n_lambda", "printed"))
     v.check_choice(where, "kernel", config["kernel"], ("gaussian", "printed"))
+    v.check_choice(where, "feature_scale", config["feature_scale"], FEATURE_SCALES)
     v.check_names(where, "methods", config["methods"], METHODS)
     v.check_bool(where, "calibrate", config["calibrate"])
     check_accountant(where, config)
@@ -123,6 +134,45 @@ def tree_closure(branching, depth: int) -> wn.MammalClosure:
     return wn.MammalClosure(names=names, edges=np.array(edges, dtype=np.int64).reshape(-1, 2), index=index)
 
 
+def feature_scale_factor(W) -> float:
+    """1 / (median Euclidean distance over the distinct pairs of rows of ``W``): the factor that gives
+    the features a unit median pairwise distance.
+
+    Why (derived in proofs_notes/experiment_prirfed_fig5.md, "Revision: feature scale and kernel width"): the Gaussian kernel
+    exp(-||w - w'||^2 / (2 v^2)) depends on the features only through ||w - w'|| / v, so a width v
+    means something only against the features' own scale. The Laplacian eigenmap normalises
+    f^T D f = 1 (Belkin & Niyogi 2003), so its entries are ~ 1 / sqrt(sum of degrees): ~1e-3 on the
+    1180-node mammal closure, where v = 0.3 gives a kernel of 0.98-1.0 for every pair (the ridge
+    regression then averages all targets). Dividing by the median pairwise distance makes the
+    typical pair's distance 1 whatever the graph (the kernel of the median pair is
+    exp(-1 / (2 v^2)) = 0.0039 at v = 0.3), is invariant to any rescaling of the input features,
+    and is deterministic (a median of fixed numbers). The median, not the mean, so a few far nodes do
+    not set the scale. Raises ``ValueError`` with fewer than 2 rows or a zero median (more than half
+    of the pairs coincide)."""
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] < 2 or not np.all(np.isfinite(W)):
+        raise ValueError(f"feature_scale_factor: W must be a finite 2-D array with at least 2 rows (got shape {W.shape})")
+    i, j = np.triu_indices(W.shape[0], k=1)
+    med = float(np.median(np.sqrt(np.sum((W[i] - W[j]) ** 2, axis=1))))
+    if not med > 0:
+        raise ValueError(f"feature_scale_factor: the median pairwise distance of the {W.shape[0]} rows is {med!r}: more than "
+                         "half of the pairs coincide, no scale can be read from them")
+    return 1.0 / med
+
+
+def scale_features(data: wn.HSPData, rule: str = "median_unit") -> tuple[wn.HSPData, float]:
+    """The HSP data with features scaled by ``rule`` (one of :data:`FEATURE_SCALES`) and the factor:
+    ``"median_unit"`` multiplies every feature (training and test) by :func:`feature_scale_factor` of
+    the TRAINING features (the test word's feature does not set its own scale); ``"none"`` returns
+    the data unchanged with factor 1."""
+    if rule not in FEATURE_SCALES:
+        raise ValueError(f"scale_features: rule must be one of {FEATURE_SCALES} (got {rule!r})")
+    if rule == "none":
+        return data, 1.0
+    c = feature_scale_factor(data.w[data.train])
+    return dataclasses.replace(data, w=data.w * c), c
+
+
 def _data_rng(config: dict) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(config["seed"]), spawn_key=DATA_SPAWN_KEY))
 
@@ -146,6 +196,7 @@ def _setting(key: str) -> dict:
         test_name = "t.0.0"  # an inner node two levels below the root, as primate is in the mammal tree
     data = wn.hsp_dataset(closure, rng, r=config["r"], test_name=test_name, epochs=config["embed_epochs"],
                           burnin_epochs=config["embed_burnin"])
+    data, factor = scale_features(data, config["feature_scale"])
     N = config["N"]
     n_train = data.train.size
     N_i = n_train // N
@@ -163,7 +214,7 @@ def _setting(key: str) -> dict:
     Y_train = np.concatenate(problem.Y)
     M_obj = problem.manifold
     related = {int(a) for c, a in closure.edges if c == data.test} | {int(c) for c, a in closure.edges if a == data.test}
-    return dict(closure=closure, data=data, problem=problem, h_w=h_w, y_true=y_true, tau=tau, sigmas=sigmas,
+    return dict(closure=closure, data=data, feature_factor=factor, problem=problem, h_w=h_w, y_true=y_true, tau=tau, sigmas=sigmas,
                 N_i=N_i, gamma=gamma, agent_nodes=[k.tolist() for k in idx], Y_train=Y_train,
                 related=sorted(related), test_name=test_name,
                 d_opt_true=float(M_obj.dist(h_w, y_true)),
@@ -185,9 +236,40 @@ def data_sentence(config: dict) -> str:
             f"{c.edges.shape[0]} edges), not WordNet")
 
 
+def data_title(config: dict) -> str:
+    """The data of a configuration in a figure title ("data: ...")."""
+    if config["data"] == "wordnet":
+        return "data: WordNet mammal closure (shared data folder)"
+    return "data: synthetic tree closure" + (" (FALLBACK, WordNet absent)" if config["mode"] != "tiny" else "")
+
+
 def build_setting(config: dict) -> dict:
     """The data set, problem (6.3), h(w), tau and the sigmas of one configuration (cached per process)."""
-    return _setting(json.dumps({k: config[k] for k in DATA_KEYS}, sort_keys=True))
+    key = {k: config[k] for k in DATA_KEYS}
+    key["feature_scale"] = config.get("feature_scale", "none")
+    return _setting(json.dumps(key, sort_keys=True))
+
+
+def width_sweep(config: dict, widths=WIDTH_SWEEP) -> list[dict]:
+    """Sensitivity of problem (6.3) to the kernel width: for each v in ``widths``, with the data, the
+    split and the feature scale of ``config``, the kernel's off-diagonal spread over the training
+    pairs (10%, 50%, 90% quantiles), the ridge weights' range, and the minimiser h(w) (what the
+    non-private methods converge to) with its distance to the held-out node's true embedding."""
+    st = build_setting(config)
+    p0 = st["problem"]
+    Wtr = np.concatenate(p0.W)
+    i, j = np.triu_indices(Wtr.shape[0], k=1)
+    d2 = np.sum((Wtr[i] - Wtr[j]) ** 2, axis=1)
+    rows = []
+    for v_bar in widths:
+        p = BatchedHSP(p0.W, p0.Y, p0.w, gamma=p0.gamma, v_bar=float(v_bar), kernel=config["kernel"])
+        s2 = 2.0 * v_bar * v_bar if config["kernel"] == "gaussian" else 4.0 * v_bar * v_bar
+        q10, q50, q90 = np.quantile(np.exp(-d2 / s2), [0.1, 0.5, 0.9])
+        a = np.concatenate(p.alpha)
+        rows.append(dict(v_bar=float(v_bar), kernel_q10=float(q10), kernel_median=float(q50), kernel_q90=float(q90),
+                         alpha_min=float(a.min()), alpha_max=float(a.max()),
+                         dist_h_true=float(p.manifold.dist(p.x_star, st["y_true"]))))
+    return rows
 
 
 def run_privacy(event, method: str, config: dict, sigma: float, tau: float, N_i: int) -> dict:

@@ -33,18 +33,22 @@ def band(ax, t, mean, std, label=None, lower=None, **plot_kw):
     ax.fill_between(t, lo, mean + std, alpha=0.2)
 
 
-def finish(fig, out, stem: str) -> list:
-    """Tight layout, then ``out/stem.png`` and ``out/stem.pdf``; returns the file names."""
+def finish(fig, out, stem: str, data: str | None = None) -> list:
+    """Tight layout, then ``out/stem.png`` and ``out/stem.pdf``; returns the file names. ``data``, if
+    given, names the data the figure shows, as a title above the panels ("data: ...")."""
+    if data:
+        fig.suptitle(f"data: {data}", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, out, stem)
 
 
 def plot_curve_grid(out, stem: str, rows: list, panel_key: str, panels, series_key: str, series, metrics,
-                    column_title, label, xlabel: str = "iteration t", width: float = 4.2, height: float = 6.4):
+                    column_title, label, xlabel: str = "iteration t", width: float = 4.2, height: float = 6.4,
+                    data: str | None = None):
     """One column per panel (``row[panel_key]``), one row per metric (``(key, y label)``: the rows hold
     ``key_mean`` and ``key_std``), one curve per series (``row[series_key]``) with its band, log y
     axes with the band floored at 1e-300; ``column_title(panel)`` above each column and
-    ``label(series)`` in the legend of the first row."""
+    ``label(series)`` in the legend of the first row; ``data`` names the data (:func:`finish`)."""
     fig, axes = new_figure(len(metrics), len(panels), width * len(panels), height)
     for j, panel in enumerate(panels):
         for value in series:
@@ -58,4 +62,4 @@ def plot_curve_grid(out, stem: str, rows: list, panel_key: str, panels, series_k
                 ax.set_xlabel(xlabel)
         axes[0, j].set_title(column_title(panel))
         axes[0, j].legend()
-    return finish(fig, out, stem)
+    return finish(fig, out, stem, data)

@@ -163,7 +163,8 @@ def report(config: dict, results: list, out) -> list:
                                     "delta_paper", "eps_rigorous_lower", "eps_rigorous", "sigma_rule"], priv_rows)
     plot_curve_grid(out, "fig1", curve_rows, "column", config["columns"], "eps", config["eps"],
                     (("f_gap", "f(x^(t)) - f*"), ("grad_norm", "||grad f(x^(t))||")),
-                    column_title=lambda col: f"column ({col})", label=lambda eps: f"eps = {eps:g}")
+                    column_title=lambda col: f"column ({col})", label=lambda eps: f"eps = {eps:g}",
+                    data="synthetic, Z_i = U_i Sigma_i V_i (000 section 6.1)")
 
     checks = [Check(
         "settings (ours, not a claim): N, N_i, T as in 000's Figure 1 titles",

@@ -48,12 +48,22 @@ What 000 does not state, and we chose (recorded in config.json):
 (scenario, trainer): the paper's eps' (Theorem 4.2) and the rigorous eps of the run's own event at
 the same delta' (:func:`prirfed.experiments.privacy.privacy_of_run`).
 
+Data-scale / step sweep (``sweep``, sweep.csv): 000 states neither the pixels' scale nor a
+preprocessing, and a step alpha_t means a different move at each scale, so every trial also runs
+both trainers at each (preprocess, alpha) of ``SCALE_SWEEP`` (unit-norm rows or raw [0, 1] pixels,
+alpha_t in {0.003, 0.01, 0.1}) on the same images, x^(0) and trials (own noise streams). A
+scenario's "DP-RSVRG converges more rapidly" claim is reported inconclusive, "depends on the
+unstated scale", when the winner decided at the trials' margin is DP-RSVRG at one setting and
+DP-RSGD at another (:func:`sweep_verdict`).
+
 Modes: ``full`` the four scenarios, T = 100, 10 tests; ``quick`` the four scenarios, T = 30,
-1 test; ``tiny`` (tests) (N, N_i) = (2, 40), (3, 25), T = 4, 1 test.
+5 tests; ``tiny`` (tests) (N, N_i) = (2, 40), (3, 25), T = 4, 1 test, sweep of two settings.
 Proofs note: ``proofs_notes/experiment_prirfed_fig2.md``.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
@@ -67,8 +77,8 @@ from .plots import band, finish, new_figure
 from .privacy import check_accountant, local_sigma, paper_claim_check, privacy_of_run, worst_privacy
 from .verdicts import chain_less, describe, less
 
-__all__ = ["EXPERIMENT", "TRAINERS", "PAPER_SCENARIOS", "load_images", "preprocess", "scenario_problem",
-           "trainer_settings", "data_source"]
+__all__ = ["EXPERIMENT", "TRAINERS", "PAPER_SCENARIOS", "SCALE_SWEEP", "load_images", "preprocess", "scenario_problem",
+           "trainer_settings", "data_source", "sweep_table", "sweep_verdict"]
 
 NAME = "prirfed-fig2"
 TRAINERS = ("dp_rsgd", "dp_rsvrg")
@@ -77,6 +87,10 @@ PAPER_SCENARIOS = [[50, 1200], [60, 1000], [80, 750], [100, 600]]
 MNIST_SCENARIOS = [[8, 1200], [10, 1000], [13, 750], [16, 600]]  # floor(N / 6), N_i as printed
 DIGITS_SCENARIOS = [[8, 215], [10, 179], [13, 134], [16, 107]]  # N_i * 1797 / 10000 (floor)
 PREPROCESS = ("unit_norm", "scale")
+#: the data-scale / step sweep (preprocessing, alpha_t): 000 states neither the scale of the pixels
+#: nor a preprocessing, and the step alpha_t = 0.1 means a different move at each scale
+SCALE_SWEEP = [["unit_norm", 0.003], ["unit_norm", 0.01], ["unit_norm", 0.1], ["scale", 0.003], ["scale", 0.01],
+               ["scale", 0.1]]
 DATA_NOTE = ("data = 'mnist': the 10,000 MNIST t10k images of the shared data folder (000 used the 60,000 training "
              "images), N divided by 6 so that N * N_i <= 10,000; data = 'digits': FALLBACK to scikit-learn's 8x8 digits "
              "(1,797 images, d + 1 = 64) when the MNIST files are absent")
@@ -100,12 +114,15 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     data = "mnist" if _mnist_available() else "digits"
     if mode == "tiny":
         scenarios, T, reps = [[2, 40], [3, 25]], 4, 1
+        sweep = [["unit_norm", 0.1], ["scale", 0.01]]
     else:
+        sweep = [list(x) for x in SCALE_SWEEP]
         scenarios = MNIST_SCENARIOS if data == "mnist" else DIGITS_SCENARIOS
-        T, reps = {"full": (100, 10), "quick": (30, 3)}[mode]
+        T, reps = {"full": (100, 10), "quick": (30, 5)}[mode]
     cfg = dict(mode=mode, seed=seed, backend=backend, calibrate=False, accountant="best", data=data, preprocess="unit_norm",
                eps=0.15, delta=1e-4, delta_hat=1e-3, K=3, alpha=0.1, s=1, T=T, repeats=reps,
-               scenarios=[list(sc) for sc in scenarios], paper_scenarios=PAPER_SCENARIOS, trainers=list(TRAINERS))
+               scenarios=[list(sc) for sc in scenarios], paper_scenarios=PAPER_SCENARIOS, trainers=list(TRAINERS),
+               sweep=sweep)
     cfg["data_note"] = DATA_NOTE
     return cfg
 
@@ -130,6 +147,13 @@ def trial_specs(config: dict) -> list:
     for key in ("delta", "delta_hat"):
         v.check_probability(where, key, config[key])
     v.check_names(where, "trainers", config["trainers"], TRAINERS)
+    sw = config["sweep"]
+    if (not isinstance(sw, list) or any(not isinstance(x, list) or len(x) != 2 or x[0] not in PREPROCESS
+                                        or isinstance(x[1], bool) or not isinstance(x[1], (int, float))
+                                        or not (0 < x[1] < float("inf")) for x in sw)
+            or len({(x[0], float(x[1])) for x in sw}) != len(sw)):
+        raise ValueError(f"{where}: sweep must be a list of distinct [preprocess, alpha] pairs with preprocess in "
+                         f"{list(PREPROCESS)} and alpha > 0 (got {sw!r})")
     v.check_scenarios(where, config["scenarios"], config["s"], _n_images(config["data"]), "images")
     return [dict(rep=r) for r in range(config["repeats"])]
 
@@ -205,7 +229,36 @@ def run_trial(config: dict, spec: dict, seq) -> dict:
                                   config["accountant"])
             runs[f"{N}/{N_i}/{tr}"] = dict(f=[float(v) for v in res.history.f], f_star=f_star, tau=tau,
                                           sigma=float(sigma), m=cs["m"], **priv)
-    return dict(runs=runs)
+    sweep = {}
+    main = (config["preprocess"], float(config["alpha"]))
+    for how in dict.fromkeys(x[0] for x in config["sweep"]):
+        alphas = [float(a) for h, a in config["sweep"] if h == how and (h, float(a)) != main]
+        if not alphas:
+            continue
+        Xs = preprocess(load_images(config["data"]), how)
+        for N, N_i in config["scenarios"]:
+            problem = scenario_problem(Xs, order, N, N_i)
+            f_star = -float(problem.eigenvalues()[0])
+            tau = float(problem.L_g)
+            for alpha in alphas:
+                for tr in config["trainers"]:
+                    cs = trainer_settings(tr, N, N_i, dict(config, alpha=alpha))
+                    sigma = local_sigma(cs["local"], float(config["eps"]), config["delta"], cs["K"], tau, N_i, cs["b"],
+                                        cs["m"], config["calibrate"], config["accountant"])
+                    rs = np.random.SeedSequence(seq.entropy, spawn_key=_sweep_key(seq, how, alpha, N, tr))
+                    res = prirfed(problem, x0, config["T"], cs["s"], cs["alpha"], np.random.default_rng(rs),
+                                  local=cs["local"], K=cs["K"], b=cs["b"], m=cs["m"], sigma=sigma, tau=tau, record_every=1)
+                    gap = np.asarray(res.history.f, dtype=np.float64) - f_star
+                    sweep[f"{how}/{alpha!r}/{N}/{N_i}/{tr}"] = dict(area=float(gap[1:].mean()), start=float(gap[0]))
+    return dict(runs=runs, sweep=sweep)
+
+
+def _sweep_key(seq, how: str, alpha: float, N: int, tr: str) -> tuple:
+    """Spawn key of a sweep run: the trial's key, 2^31 (no child of the trial's SeedSequence has it),
+    and 64 bits of sha256 of the setting: a fixed stream per (trial, setting), independent of the
+    main runs' streams."""
+    tag = int.from_bytes(hashlib.sha256(f"{how}/{alpha!r}/{N}/{tr}".encode()).digest()[:8], "little")
+    return tuple(seq.spawn_key) + (1 << 31, tag)
 
 
 def _window(T: int) -> int:
@@ -246,14 +299,19 @@ def report(config: dict, results: list, out) -> list:
                     data_source(config) + f"; preprocessing {config['preprocess']!r}, s_t = {config['s']}, b_i = N_i, "
                     f"T = {T}, {config['repeats']} tests (our choices, 000 silent)", kind="ours")]
     if set(TRAINERS) <= set(config["trainers"]):
+        sweep_rows = sweep_table(config, results, summ)
+        if sweep_rows:
+            write_csv(out / "sweep.csv", list(sweep_rows[0]), sweep_rows)
         for N, N_i in config["scenarios"]:
             a, b = summ[f"{N}/{N_i}/dp_rsgd"], summ[f"{N}/{N_i}/dp_rsvrg"]
+            shown = less(b["areas"], a["areas"])[0]
+            ev = (f"mean over rounds 1..{T} of the averaged f(x^(t)) - f*: DP-RSVRG {b['area']:.3g} vs DP-RSGD {a['area']:.3g} "
+                  f"(start {a['start']:.3g}; last {w} rounds: {b['final']:.3g} vs {a['final']:.3g}); paired over "
+                  f"{len(results)} trials: {describe([less(b['areas'], a['areas'])])}")
+            shown, ev = sweep_verdict(shown, ev, [r for r in sweep_rows if (r["N"], r["N_i"]) == (N, N_i)])
             checks.append(Check(
                 f"(N, N_i) = ({N}, {N_i}): PriRFed-DP-RSVRG converges more rapidly than PriRFed-DP-RSGD (000 section 6.1)",
-                less(b["areas"], a["areas"])[0],
-                f"mean over rounds 1..{T} of the averaged f(x^(t)) - f*: DP-RSVRG {b['area']:.3g} vs DP-RSGD {a['area']:.3g} "
-                f"(start {a['start']:.3g}; last {w} rounds: {b['final']:.3g} vs {a['final']:.3g}); paired over "
-                f"{len(results)} trials: {describe([less(b['areas'], a['areas'])])}"))
+                shown, ev))
     if len(config["scenarios"]) > 1:
         for tr in config["trainers"]:
             vals = [summ[f"{N}/{N_i}/{tr}"]["final"] for N, N_i in config["scenarios"]]
@@ -273,6 +331,48 @@ def report(config: dict, results: list, out) -> list:
     return checks
 
 
+def sweep_table(config: dict, results: list, summ: dict) -> list[dict]:
+    """One row per (preprocess, alpha) of ``config["sweep"]`` and scenario: the mean over trials of each
+    trainer's mean gap over rounds 1..T (the main setting's from the main runs), the paired
+    difference DP-RSVRG - DP-RSGD over the trials with its standard error, the winner decided at the
+    margin of :func:`prirfed.experiments.verdicts.less` ("undecided" when the margin does not decide)
+    and the point winner (the smaller mean, no margin)."""
+    rows = []
+    main = (config["preprocess"], float(config["alpha"]))
+    for how, alpha in config["sweep"]:
+        alpha = float(alpha)
+        for N, N_i in config["scenarios"]:
+            if (how, alpha) == main:
+                g = {tr: np.asarray(summ[f"{N}/{N_i}/{tr}"]["areas"], dtype=np.float64) for tr in TRAINERS}
+            else:
+                g = {tr: np.array([r["sweep"][f"{how}/{alpha!r}/{N}/{N_i}/{tr}"]["area"] for r in results]) for tr in TRAINERS}
+            verdict, diff, se = less(g["dp_rsvrg"], g["dp_rsgd"])
+            win = {True: "dp_rsvrg", False: "dp_rsgd", None: "undecided"}[verdict]
+            point = "dp_rsvrg" if g["dp_rsvrg"].mean() < g["dp_rsgd"].mean() else "dp_rsgd"
+            rows.append(dict(preprocess=how, alpha=alpha, N=N, N_i=N_i, main=str((how, alpha) == main),
+                             area_dp_rsgd=float(g["dp_rsgd"].mean()), area_dp_rsvrg=float(g["dp_rsvrg"].mean()),
+                             diff=diff, se=se, winner=win, point_winner=point))
+    return rows
+
+
+def sweep_verdict(shown, evidence: str, rows: list) -> tuple:
+    """The verdict of "DP-RSVRG converges more rapidly" for one scenario given its sweep rows: when the
+    winner decided at the trials' margin (``winner``) is DP-RSVRG at some (preprocess, alpha) and
+    DP-RSGD at another, the verdict is inconclusive (None) and the evidence says "depends on the
+    unstated scale" with the settings on each side; otherwise the main setting's verdict is kept and
+    the evidence lists the decided and undecided settings."""
+    if not rows:
+        return shown, evidence
+    side = {w: [f"{r['preprocess']} alpha {r['alpha']:g}" for r in rows if r["winner"] == w]
+            for w in ("dp_rsvrg", "dp_rsgd", "undecided")}
+    text = "; ".join(f"{LABELS[w]} ahead at {', '.join(v)}" if w in LABELS else f"undecided at {', '.join(v)}"
+                     for w, v in side.items() if v)
+    if side["dp_rsvrg"] and side["dp_rsgd"]:
+        return None, (evidence + f"; DEPENDS ON THE UNSTATED SCALE (000 states neither the pixel scale nor alpha's "
+                      f"unit): across the data-scale/step sweep (sweep.csv, each setting decided at the same margin) {text}")
+    return shown, evidence + f"; data-scale/step sweep (sweep.csv, same margin): {text}"
+
+
 def _plot(out, config, curve_rows):
     sc = config["scenarios"]
     fig, axes = new_figure(2, len(sc), 3.8 * len(sc), 6.4)
@@ -286,13 +386,14 @@ def _plot(out, config, curve_rows):
             axes[1, j].fill_between(t, np.maximum(gm - np.array([r["gap_std"] for r in rows]), 1e-300),
                                     gm + np.array([r["gap_std"] for r in rows]), alpha=0.2)
         axes[0, j].axhline(rows[0]["f_star_mean"], color="k", ls="--", lw=1, label="True Value")
-        axes[0, j].set_title(f"N = {N}, N_i = {N_i}")
+        data = "MNIST t10k" if config["data"] == "mnist" else "8x8 digits (FALLBACK)"
+        axes[0, j].set_title(f"N = {N}, N_i = {N_i}\n{data}, {config['preprocess']}, alpha_t = {config['alpha']:g}", fontsize=9)
         axes[0, j].set_ylabel("f(x^(t))")
         axes[1, j].set_yscale("log")
         axes[1, j].set_ylabel("f(x^(t)) - f*")
         for i in (0, 1):
             axes[i, j].set_xlabel("iteration t")
-        axes[0, j].legend()
+        axes[0, j].legend(fontsize=7)
     finish(fig, out, "fig2")
 
 

@@ -15,7 +15,10 @@ and no clipping).
 
 Data (:mod:`prirfed.reference.data.wordnet`, ``proofs_notes/data_hsp.md``): the 1180-node mammal
 closure of the shared data folder, features w_i in R^3 from the Laplacian eigenmap of its
-adjacency, targets y_i in H^2 from a Lorentz embedding we train (000 used NK17's pretrained one;
+adjacency, scaled to unit median pairwise distance over the training nodes (``feature_scale =
+"median_unit"``, :func:`prirfed.experiments.hsp_common.scale_features`: the eigenmap's entries are
+~1e-3, so unscaled the kernel of width 0.3 is ~1 for every pair; 000 states no scale; the width
+sweep of problem (6.3)'s minimiser is in width_sweep.csv and the summary), targets y_i in H^2 from a Lorentz embedding we train (000 used NK17's pretrained one;
 not shipped), test word ``primate.n.02``, the 1179 others split uniformly at random into N = 9
 agents of N_i = 131. Without the shared file: the transitive closure of a balanced tree, same
 pipeline, said in config.json (``data``, ``data_note``) and in the summary.
@@ -61,16 +64,18 @@ from .hsp_common import (  # noqa: F401 - the shared names, also read as prirfed
     PRIVATE,
     build_setting,
     data_sentence,
+    data_title,
     make_config,
     run_methods,
     tree_closure,
     validate,
+    width_sweep,
 )
 from .plots import band, finish, new_figure
 from .privacy import paper_claim_check, worst_privacy
 
 __all__ = ["EXPERIMENT", "METHODS", "LABELS", "make_config", "trial_specs", "window_means", "half_gap_round",
-           "problem_row"]
+           "problem_row", "kernel_check"]
 
 
 def trial_specs(config: dict) -> list:
@@ -105,7 +110,8 @@ def problem_row(config: dict) -> dict:
     st = build_setting(config)
     p = st["problem"]
     return dict(data=config["data"], n_nodes=int(st["closure"].n), n_edges=int(st["closure"].edges.shape[0]),
-                test_word=st["test_name"], N=int(p.N), N_i=int(st["N_i"]), gamma=float(st["gamma"]),
+                test_word=st["test_name"], N=int(p.N), N_i=int(st["N_i"]), feature_scale=config["feature_scale"],
+                feature_factor=float(st["feature_factor"]), gamma=float(st["gamma"]),
                 alpha_max=float(p.alpha_max), alpha_sum=float(sum(float(a.sum()) for a in p.alpha)),
                 tau_L_f=float(st["tau"]), f_star=float(p.f(st["h_w"])), dist_opt_true=st["d_opt_true"],
                 max_dist_opt_samples=st["max_dist_opt"])
@@ -146,10 +152,12 @@ def report(config: dict, results: list, out) -> list:
         write_csv(out / "privacy.csv", ["method", "calibrated", "eps_local", "delta_local", "sigma", "tau", "eps_local_rigorous",
                                         "eps_paper", "delta_paper", "eps_rigorous_lower", "eps_rigorous", "diverged_runs"], priv_rows)
     write_csv(out / "problem.csv", list(prow), [prow])
-    _plot(out, curve_methods, curve_rows, f_star, prow["dist_opt_true"] ** 2)
+    sweep = width_sweep(config)
+    write_csv(out / "width_sweep.csv", list(sweep[0]), sweep)
+    _plot(out, curve_methods, curve_rows, f_star, prow["dist_opt_true"] ** 2, data_title(config))
 
     w = _window(T)
-    checks = []
+    checks = [kernel_check(config, sweep, prow)]
     data_ev = f"Data: {data_sentence(config)}. "
     for meth in (m for m in methods if diverged[m]):
         msg = next(r["runs"][meth]["diverged"] for r in results if r["runs"][meth]["diverged"])
@@ -195,7 +203,25 @@ def report(config: dict, results: list, out) -> list:
     return checks
 
 
-def _plot(out, methods, curve_rows, f_star: float, d2_opt: float):
+def kernel_check(config: dict, sweep: list, prow: dict) -> Check:
+    """Our check (not 000's): at the configured width the Gaussian kernel discriminates between
+    training pairs, i.e. its 10% and 90% quantiles over the off-diagonal pairs differ by >= 0.5; the
+    evidence gives the width sweep (:func:`width_sweep`, width_sweep.csv): h(w)'s distance to the
+    true embedding for each v, its sensitivity to the width."""
+    row = min(sweep, key=lambda r: abs(r["v_bar"] - config["v_bar"]))
+    here = (abs(row["v_bar"] - config["v_bar"]) <= 1e-12 * config["v_bar"])
+    spread = row["kernel_q90"] - row["kernel_q10"]
+    scale = (f"features scaled to unit median pairwise distance (factor {prow['feature_factor']:.4g})"
+             if config["feature_scale"] == "median_unit" else "features as computed (no scaling)")
+    table = "; ".join(f"v = {r['v_bar']:g}: kernel q10/median/q90 {r['kernel_q10']:.2g}/{r['kernel_median']:.2g}/"
+                      f"{r['kernel_q90']:.2g}, d(h(w), y_true) = {r['dist_h_true']:.3g}" for r in sweep)
+    return Check(f"the kernel discriminates between training pairs at v = {config['v_bar']:g}: 90% minus 10% quantile of "
+                 "k(w_i, w_j) >= 0.5 (ours)", bool(here and spread >= 0.5),
+                 f"{scale}; width sweep (width_sweep.csv): {table}" + ("" if here else "; the configured v is not in the sweep"),
+                 kind="ours")
+
+
+def _plot(out, methods, curve_rows, f_star: float, d2_opt: float, data: str = ""):
     fig, grid = new_figure(1, 2, 10.0, 4.2)
     axes = grid[0]
     for meth in methods:
@@ -215,7 +241,7 @@ def _plot(out, methods, curve_rows, f_star: float, d2_opt: float):
             if np.all(lines > 0):
                 ax.set_ylim(lines.min() / 1.5, lines.max() * 1.5)
         ax.set_xlabel("iteration t")
-        ax.set_title(title)
+        ax.set_title(f"{title}\n{data}", fontsize=9)
         ax.legend(fontsize=7)
     finish(fig, out, "fig5")
 

@@ -185,7 +185,7 @@ def _plot(out, config, st, results, best, methods):
             axes[1].annotate(data.names[i].split(".")[0], P[i], fontsize=6, color="0.35")
     axes[1].set_title(f"(b) partial embeddings around '{st['test_name']}'")
     axes[1].legend(fontsize=7, loc="best")
-    finish(fig, out, "fig6")
+    finish(fig, out, "fig6", data=hsp.data_title(config)[len("data: "):])
 
 
 EXPERIMENT = experiment(__name__, "prirfed-fig6", "000 Fig. 6: best HSP predictions of 'primate' (private and non-private PriRFed) on the Poincare disk",

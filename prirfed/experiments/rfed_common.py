@@ -23,6 +23,8 @@ Proofs note: ``proofs_notes/experiment_rfed_figs.md``.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from prirfed.backend import trainers
@@ -356,7 +358,8 @@ _STYLE = {"rfedavg": "--", "rfedprox": "--", "rfedsvrg": "-"}
 def _plot(config, cv, out, stem, title, rows_to_plot):
     ncol = len(config["sweep"])
     nrow = len(rows_to_plot)
-    fig, axes = new_figure(nrow, ncol, 3.3 * ncol + 0.6, 2.8 * nrow + 0.5)
+    width = max(3.3 * ncol + 0.6, 5.0)  # a single column still has room for the title and the data line
+    fig, axes = new_figure(nrow, ncol, width, 2.8 * nrow + 0.7)
     for j, s in enumerate(config["sweep"]):
         for i, m in enumerate(rows_to_plot):
             ax = axes[i, j]
@@ -371,7 +374,8 @@ def _plot(config, cv, out, stem, title, rows_to_plot):
             if i == 0:
                 ax.set_title(s["label"], fontsize=9)
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
+    head = title + (f"\ndata: {config['data_source']}" if config.get("data_source") else "")
+    fig.suptitle("\n".join(textwrap.fill(line, int(width * 12)) for line in head.split("\n")), fontsize=9)
     finish(fig, out, stem)
 
 

@@ -186,7 +186,7 @@ def _plot(out, config, rows, trows):
     ax.set_title("CPU time (s)")
     ax.set_xlabel("d")
     ax.legend()
-    finish(fig, out, "table1")
+    finish(fig, out, "table1", data="synthetic, uniform random points on S^{d-1}")
 
 
 EXPERIMENT = experiment(__name__, "rfed-table1", "002 Table 1: tangent mean (8) vs Karcher mean (7) of k random points on S^(d-1)",

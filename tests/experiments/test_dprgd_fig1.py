@@ -39,11 +39,12 @@ def test_tiny_outputs_exist_and_parse(tiny):
     out, r = tiny
     cfg = json.loads((out / "config.json").read_text())
     c = cfg["config"]
-    assert cfg["n_trials"] == len(c["a_n_grid"]) + len(c["b_n_grid"])
+    assert cfg["n_trials"] == len(c["a_objectives"]) * len(c["a_n_grid"]) + len(c["b_n_grid"])
     assert (out / "fig1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "fig1.pdf").read_bytes()[:5] == b"%PDF-"
     rows = _csv(out / "curves.csv")
-    assert list(rows[0]) == ["panel", "n", "method", "T", "sigma", "excess_mean", "excess_std", "excess_min"]
+    assert list(rows[0]) == ["panel", "objective", "n", "method", "T", "eta", "sigma", "excess_mean", "excess_std", "excess_min",
+                             "moved_min", "moved_max"]
     assert len(rows) == 2 * cfg["n_trials"]
     for row in rows:  # w* is the global minimiser (eigh / Karcher flow to 1e-14)
         assert float(row["excess_min"]) >= -1e-12
@@ -102,7 +103,8 @@ def test_fm_sigma_max_is_the_normalisability_threshold(r):
 @pytest.mark.parametrize("overrides, message", [
     (dict(b_n_grid=[10, 20]), "at n = 10 DP-FM's sigma = 2 D_W / (n eps) = 2 is not below 1.414"),
     (dict(panels=["c"]), "panels must be a non-empty list"),
-    (dict(a_objective="sum"), "a_objective must be one of"),
+    (dict(a_objectives=["sum"]), "a_objectives must be a non-empty list of distinct names"),
+    (dict(a_moved_min=0.0), "a_moved_min must be a positive finite number"),
     (dict(repeats=0), "repeats must be an integer >= 1"),
     (dict(a_n_grid=[5]), "a_n_grid must be a non-empty list of distinct integers >= 12"),
     (dict(b_eps=0.0), "b_eps must be a positive finite number"),
@@ -111,3 +113,71 @@ def test_fm_sigma_max_is_the_normalisability_threshold(r):
 def test_bad_configuration_is_a_clear_error(tmp_path, overrides, message):
     with pytest.raises(ValueError, match="dprgd-fig1: .*" + re.escape(message)):
         _run(tmp_path / "bad", overrides=overrides)
+
+
+def test_moved_ratio_known_answer():
+    """Our movement check: x0 = e_0 and w* = e_1 are pi/2 apart; x0 rotated by 0.3 rad in the (e_0, e_2)
+    plane has travelled 0.3, so the ratio is 0.3 / (pi/2), and the same with -w* (the optimum is +-w*);
+    from x0 at 0.2 rad from -w* the denominator is 0.2 (the nearer of +-w*)."""
+    from prirfed.experiments.dprgd_fig1 import moved_ratio
+    from prirfed.reference.manifolds.sphere import Sphere
+
+    S = Sphere(3)
+    e = np.eye(4)
+    x = math.cos(0.3) * e[0] + math.sin(0.3) * e[2]
+    assert math.isclose(moved_ratio(S, e[0], x, e[1]), 0.3 / (math.pi / 2), rel_tol=1e-12)
+    assert math.isclose(moved_ratio(S, e[0], x, -e[1]), 0.3 / (math.pi / 2), rel_tol=1e-12)
+    x0 = -math.cos(0.2) * e[1] + math.sin(0.2) * e[3]
+    assert math.isclose(moved_ratio(S, x0, x0, e[1]), 0.0, abs_tol=1e-15)
+    y = math.cos(0.1) * x0 + math.sin(0.1) * e[0]  # 0.1 rad along a direction orthogonal to x0
+    assert math.isclose(moved_ratio(S, x0, y, e[1]), 0.1 / 0.2, rel_tol=1e-9)
+    with pytest.raises(ValueError, match="moved_ratio: w_0 is the optimum"):
+        moved_ratio(S, e[1], x, e[1])
+
+
+def test_sum_step_reading_is_the_sum_objective_step():
+    """``mean_sum_step``: a noiseless step eta * n on the mean (2) lands where a step eta on the sum
+    (the data scaled by sqrt(n), pca_sphere.m's gradient) lands: the identity grad(n F) = n grad F,
+    checked through two runs of the trainer."""
+    from prirfed.experiments.dprgd_fig1 import sphere_step
+    from prirfed.reference.problems.sphere_pca import SpherePCA
+    from prirfed.reference.trainers.rgd import dp_rgd
+
+    n = 40
+    Z = eigengap_data(n, 7, 1e-3, np.random.default_rng(3)).Z
+    x0 = np.random.default_rng(4).standard_normal(8)
+    x0 /= np.linalg.norm(x0)
+    mean_run = dp_rgd(SpherePCA(Z, paper="001"), x0, sphere_step(0.2, n, "mean_sum_step"), 3, n, 0.0,
+                      np.random.default_rng(0), record_every=3)
+    sum_run = dp_rgd(SpherePCA(Z * math.sqrt(n), paper="001"), x0, sphere_step(0.2, n, "authors_sum"), 3, n, 0.0,
+                     np.random.default_rng(0), record_every=3)
+    assert np.allclose(mean_run.x, sum_run.x, rtol=0, atol=1e-12)
+    assert sphere_step(0.2, n, "paper_mean") == 0.2 and sphere_step(0.2, n, "mean_sum_step") == pytest.approx(8.0)
+
+
+def _summary_rows(out):
+    rows = {}
+    for line in (out / "summary.md").read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if len(cells) == 3 and cells[1] in ("yes", "**no**", "inconclusive"):
+            rows[cells[0]] = cells[1]
+    return rows
+
+
+@pytest.mark.parametrize("moved_min", [1e6, 1e-12])
+def test_verdicts_of_panel_a_depend_on_the_movement_check(tmp_path, moved_min):
+    """With a threshold no run can reach (1e6 times the distance to the optimum: a geodesic is at most
+    pi long) every run is flagged, and every (a) ordering / decrease claim is inconclusive; with a
+    threshold every run reaches (1e-12), the movement check passes and none is flagged."""
+    out = tmp_path / "m"
+    _run(out, overrides=dict(panels=["a"], a_n_grid=[60, 120], a_moved_min=moved_min), seed=2)
+    rows = _summary_rows(out)
+    gated = [c for c in rows if c.startswith("(a) [") and ("smaller excess risk" in c or "decreases with" in c)]
+    moved = [c for c in rows if "the iterates leave w0" in c]
+    assert len(gated) == 6 and len(moved) == 2
+    if moved_min > 1:
+        assert all(rows[c] == "inconclusive" for c in gated)
+        assert all(rows[c] == "**no**" for c in moved)
+    else:
+        assert all(rows[c] == "yes" for c in moved)
+        assert "did not move from w0" not in (out / "summary.md").read_text()

@@ -117,6 +117,7 @@ def test_preprocess_refuses_zero_rows():
     (dict(preprocess="whiten"), "preprocess must be one of"),
     (dict(trainers=["dp_sgd"]), "trainers must be a non-empty list of distinct names"),
     (dict(calibrate=1), "calibrate must be a boolean"),
+    (dict(sweep=[["unit_norm", 0.1], ["unit_norm", 0.1]]), "sweep must be a list of distinct \\[preprocess, alpha\\] pairs"),
     (dict(alpha=-0.1), "alpha must be a positive finite number"),
     (dict(s=5), "s = 5 exceeds the number of agents"),
 ])
@@ -147,3 +148,50 @@ def test_theorem_5_6_bound_grows_with_N_along_figure_2s_scenarios():
     assert all(a < b for a, b in zip(with_papers_sigma, with_papers_sigma[1:]))
     fixed_sigma = [bound(N, Ni, sigma=0.1) for N, Ni in PAPER_SCENARIOS]
     assert all(a > b for a, b in zip(fixed_sigma, fixed_sigma[1:]))
+
+
+def test_sweep_verdict_depends_on_the_scale_when_the_winner_changes():
+    """Known inputs: winners that change across the sweep make the verdict inconclusive with the
+    words "depends on the unstated scale" and both sides named; a constant winner keeps the main
+    verdict; no sweep keeps everything."""
+    from prirfed.experiments.prirfed_fig2 import sweep_verdict
+
+    rows = [dict(preprocess="unit_norm", alpha=0.1, winner="dp_rsvrg"), dict(preprocess="scale", alpha=0.01, winner="dp_rsgd"),
+            dict(preprocess="scale", alpha=0.1, winner="undecided")]
+    shown, ev = sweep_verdict(True, "main", rows)
+    assert shown is None and "DEPENDS ON THE UNSTATED SCALE" in ev
+    assert "PriRFed-DP-RSVRG ahead at unit_norm alpha 0.1" in ev and "PriRFed-DP-RSGD ahead at scale alpha 0.01" in ev
+    assert "undecided at scale alpha 0.1" in ev
+    same = [dict(r, winner="dp_rsgd") for r in rows[:2]] + rows[2:]
+    shown, ev = sweep_verdict(False, "main", same)
+    assert shown is False and "DEPENDS" not in ev and "PriRFed-DP-RSGD ahead at unit_norm alpha 0.1, scale alpha 0.01" in ev
+    assert sweep_verdict(True, "main", []) == (True, "main")
+
+
+def test_tiny_sweep_table_and_verdicts(tmp_path):
+    """The tiny sweep (unit_norm at alpha 0.1, the main setting, and raw pixels at 0.01): sweep.csv has
+    one row per (setting, scenario), the main rows' areas are the main runs' (recomputed from
+    curves.csv: the mean over rounds 1..T of gap_mean), the point winner is the smaller area, one trial
+    decides nothing (no spread: "undecided"), and each scenario's claim says "depends on the unstated
+    scale" exactly when decided winners of its rows differ."""
+    out = tmp_path / "sw"
+    _run(out)
+    c = json.loads((out / "config.json").read_text())["config"]
+    rows = _csv(out / "sweep.csv")
+    assert len(rows) == len(c["sweep"]) * len(c["scenarios"])
+    curves = _csv(out / "curves.csv")
+    for r in rows:
+        a = {tr: float(r[f"area_{tr}"]) for tr in ("dp_rsgd", "dp_rsvrg")}
+        assert r["point_winner"] == ("dp_rsvrg" if a["dp_rsvrg"] < a["dp_rsgd"] else "dp_rsgd")
+        assert r["winner"] == "undecided"  # tiny mode: one trial
+        if r["main"] == "True":
+            for tr in ("dp_rsgd", "dp_rsvrg"):
+                g = [float(q["gap_mean"]) for q in curves if (q["N"], q["N_i"], q["trainer"]) == (r["N"], r["N_i"], tr)]
+                assert a[tr] == pytest.approx(np.mean(g[1:]), rel=1e-9)
+    summary = (out / "summary.md").read_text()
+    for N, Ni in c["scenarios"]:
+        line = next(x for x in summary.splitlines() if f"(N, N_i) = ({N}, {Ni}): PriRFed-DP-RSVRG converges" in x)
+        wins = {r["winner"] for r in rows if (int(r["N"]), int(r["N_i"])) == (N, Ni)} - {"undecided"}
+        assert ("DEPENDS ON THE UNSTATED SCALE" in line) == (len(wins) > 1)
+        if len(wins) > 1:
+            assert "| inconclusive |" in line

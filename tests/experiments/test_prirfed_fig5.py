@@ -62,8 +62,15 @@ def test_tiny_outputs_exist_and_parse(tiny):
     assert all(float(row["f_mean"]) >= f_star - 1e-9 for row in curves)
     summary = (out / "summary.md").read_text()
     assert "| paper's claim | reproduced |" in summary
-    assert "synthetic: the transitive closure of a balanced 3-ary tree of depth 4 (121 nodes, 426 edges), not WordNet" in summary
-    assert len(r["checks"]) == 6  # 2 convergence, 1 DP-RSVRG vs DP-RSGD, 2 overfitting, 1 privacy
+    assert ("synthetic: the transitive closure of an uneven tree (root with 4 subtrees of branching [2, 3, 4, 5]), depth 3 "
+            "(73 nodes, 194 edges), not WordNet") in summary
+    assert len(r["checks"]) == 7  # 1 kernel (ours), 2 convergence, 1 DP-RSVRG vs DP-RSGD, 2 overfitting, 1 privacy
+    sweep = _csv(out / "width_sweep.csv")
+    assert [float(row["v_bar"]) for row in sweep] == list(hsp_common.WIDTH_SWEEP)
+    row = next(row for row in sweep if float(row["v_bar"]) == c["v_bar"])
+    # unit median pairwise distance: the median off-diagonal kernel value is exp(-1 / (2 v^2)) (up to the
+    # median of an even number of pairs being a mean of two distances)
+    assert float(row["kernel_median"]) == pytest.approx(math.exp(-1 / (2 * c["v_bar"] ** 2)), rel=0.05)
 
 
 def test_privacy_columns_recomputed_independently(tiny):
@@ -155,6 +162,7 @@ def test_half_gap_round_known_answers():
     (dict(s=4), "s must be <= N = 3"),
     (dict(data="mnist"), "data must be one of ('wordnet', 'synthetic')"),
     (dict(calibrate="yes"), "calibrate must be a boolean"),
+    (dict(feature_scale="max"), "feature_scale must be one of ('median_unit', 'none')"),
 ])
 def test_bad_configuration_raises(tmp_path, override, message):
     with pytest.raises(ValueError, match="prirfed-fig5: " + message.replace("(", r"\(").replace(")", r"\)")):
@@ -244,3 +252,44 @@ def test_fallback_tree_eigenmap_is_solver_independent():
     s = 1.0 / np.sqrt(W.sum(axis=1))
     lam = 1.0 - np.linalg.eigvalsh((s[:, None] * W) * s[None, :])[::-1]
     assert abs(lam[1] - lam[2]) < 1e-10
+
+
+def test_feature_scale_factor_known_answer():
+    """Five points 0, 1, 2, 3, 4 on a line (in R^3): the 10 pairwise distances are 1 (x4), 2 (x3),
+    3 (x2), 4 (x1), median (2 + 2) / 2 = 2, so the factor is 1/2; rotating and rescaling the points by
+    any c > 0 gives the same scaled points up to the rotation (the rule is scale-free)."""
+    W = np.outer(np.arange(5.0), [1.0, 0.0, 0.0])
+    assert hsp_common.feature_scale_factor(W) == pytest.approx(0.5, rel=1e-15)
+    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))
+    for c in (1e-3, 7.0):
+        assert hsp_common.feature_scale_factor(c * W @ Q) * c == pytest.approx(0.5, rel=1e-12)
+    with pytest.raises(ValueError, match="feature_scale_factor: the median pairwise distance of the 5 rows is 0.0"):
+        hsp_common.feature_scale_factor(np.array([[0.0], [0.0], [0.0], [0.0], [1.0]]))  # 6 of 10 pairs coincide
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        hsp_common.feature_scale_factor(np.zeros((1, 3)))
+
+
+def test_scaled_kernel_off_diagonal_spread_known_answer():
+    """The same five points at the eigenmap's scale (1e-3 apart): unscaled, the Gaussian kernel of
+    width v = 0.3 is >= exp(-(4e-3)^2 / 0.18) > 0.9999 for every pair (it cannot tell pairs apart);
+    after :func:`scale_features` the distances are 0.5, 1, 1.5, 2, so the off-diagonal kernel values
+    are exp(-d^2 / 0.18) = 0.2494, 3.87e-3, 3.7e-6, 2.3e-10 (closed form), spread 0.2494 - 2.3e-10.
+    Test features (not the training ones) are scaled by the training rows' factor."""
+    from prirfed.reference.data.wordnet import HSPData
+    from prirfed.reference.problems.hsp import rbf_kernel
+
+    W = np.outer(np.arange(6.0), [1e-3, 0.0, 0.0])  # row 5 is the test node
+    data = HSPData(w=W, y=np.zeros((6, 3)), names=tuple("abcdef"), test=5, train=np.arange(5), eigenvalues=np.ones(3))
+    raw = [rbf_kernel(W[i], W[j], 0.3) for i in range(5) for j in range(i + 1, 5)]
+    assert min(raw) > 0.9999
+    scaled, c = hsp_common.scale_features(data)
+    assert c == pytest.approx(500.0, rel=1e-12)
+    assert scaled.w[5] == pytest.approx([2.5, 0.0, 0.0], rel=1e-12)
+    k = sorted(rbf_kernel(scaled.w[i], scaled.w[j], 0.3) for i in range(5) for j in range(i + 1, 5))
+    want = sorted([math.exp(-(0.5 * d) ** 2 / 0.18) for d in (1, 1, 1, 1, 2, 2, 2, 3, 3, 4)])
+    assert k == pytest.approx(want, rel=1e-12)
+    assert max(k) - min(k) == pytest.approx(math.exp(-0.25 / 0.18) - math.exp(-4 / 0.18), rel=1e-12)
+    same, one = hsp_common.scale_features(data, "none")
+    assert same is data and one == 1.0
+    with pytest.raises(ValueError, match="scale_features: rule must be one of"):
+        hsp_common.scale_features(data, "max")

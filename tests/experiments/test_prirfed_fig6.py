@@ -74,7 +74,9 @@ def test_poincare_coordinates_and_distances(tiny):
         p = np.array([float(row["poincare_u"]), float(row["poincare_v"])])
         assert p == pytest.approx(x[1:] / (1 + x[0]), rel=1e-14, abs=1e-15)
         assert float(p @ p) < 1
-        assert L.from_poincare(p) == pytest.approx(x, rel=1e-9)
+        # 1 - |p|^2 ~ 2 / x_0 is computed with an absolute error ~ machine eps, so mapping back loses
+        # ~ eps x_0 relative (a noisy private run can end at x_0 ~ 1e10)
+        assert L.from_poincare(p) == pytest.approx(x, rel=1e-9 + 4 * np.finfo(float).eps * x[0])
         assert _poincare_dist(p, pt) == pytest.approx(float(row["dist_true"]), rel=1e-7, abs=1e-7)
 
 
