@@ -9,7 +9,7 @@
   fused loops (four partial sums, so that the adds of one pass are independent: without fastmath
   LLVM may not reorder a single running sum, and one sum waits ~4 cycles per element; measured 2.7x
   faster at length 784). The rounding differs from a single running sum by a few ulps of the sum
-  of |terms| (the reference's BLAS ``@`` sums in its own blocked order too).
+  of ``|terms|`` (the reference's BLAS ``@`` sums in its own blocked order too).
 
 Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a))``,
 ``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/verified/test_trainer_layout.py``.

@@ -1,7 +1,7 @@
 """Region covariance descriptors (Tuzel, Porikli & Meer, ECCV 2006) — the SPD data of Huang et al. (2024) §6.2.
 
 Huang et al. (2024) §6.2: "Each image in PATHMNIST is transformed into a 9 × 9 SPD matrix by the covariance
-descriptor [TPM06]". The 9-dimensional per-pixel feature of TPM06 (§4, object detection) is
+descriptor [TPM06]". The 9-dimensional per-pixel feature of TPM06 (§4, object detection) is::
 
     F(x, y) = [x, y, R, G, B, |I_x|, |I_y|, |I_xx|, |I_yy|]
 

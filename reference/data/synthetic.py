@@ -34,8 +34,8 @@ __all__ = [
 ]
 
 #: The fixed (non-random) leading singular values of Σ, as multiples of ν subtracted from 1.
-#: "paper":        Σ = diag(1, 1 − 1.1ν, …, 1 − 1.4ν, |y_1|/(d+1), …)   (Han et al. (2024) §5.1, Huang et al. (2024) §6.1 as printed)
-#: "authors_code": Σ = diag(1, 1 − ν, 1 − 1.1ν, …, 1 − 1.4ν, |y_1|/(d+1), …)   (the authors' pca_sphere.m)
+#: "paper": ``Σ = diag(1, 1 − 1.1ν, …, 1 − 1.4ν, |y_1|/(d+1), …)`` (Han et al. (2024) §5.1, Huang et al. (2024) §6.1 as printed)
+#: "authors_code": ``Σ = diag(1, 1 − ν, 1 − 1.1ν, …, 1 − 1.4ν, |y_1|/(d+1), …)`` (the authors' pca_sphere.m)
 EIGENGAP_VARIANTS = {
     "paper": (0.0, 1.1, 1.2, 1.3, 1.4),
     "authors_code": (0.0, 1.0, 1.1, 1.2, 1.3, 1.4),
