@@ -96,6 +96,20 @@ class SerialExecutor(Executor):
     """An Executor that runs each task in the calling process when it is submitted."""
 
     def submit(self, fn, /, *args, **kwargs):
+        """Run ``fn(*args, **kwargs)`` now, in this process, and return a completed future.
+
+        Parameters
+        ----------
+        fn : callable
+            The function.
+        *args, **kwargs
+            Its arguments.
+
+        Returns
+        -------
+        concurrent.futures.Future
+            Holding the result, or the exception ``fn`` raised (``KeyboardInterrupt`` is re-raised at once).
+        """
         fut: Future = Future()
         try:
             fut.set_result(fn(*args, **kwargs))
