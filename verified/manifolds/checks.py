@@ -22,11 +22,8 @@ _SMALL = 1e-290  # = reference base._NORM2_SMALL (a literal: Numba freezes globa
 
 @njit(cache=True)
 def norm2_kernel(a):
-    """Verified twin of :func:`prirfed.reference.manifolds.base.norm2`.
-
-    sqrt(sum a_i^2) without overflow or underflow of the squares: the plain sum when it is a normal
-    number, else the sum of (a_i / max|a|)^2 times max|a|.
-    """
+    """Verified twin of :func:`prirfed.reference.manifolds.base.norm2`: sqrt(sum a_i^2) without overflow or underflow
+    of the squares: the plain sum when it is a normal number, else the sum of (a_i / max|a|)^2 times max|a|."""
     s = 0.0
     for t in a.flat:
         s += t * t

@@ -61,13 +61,10 @@ class CachedOptimum:
 
 
 class CachedSpherePCA(CachedOptimum, SpherePCA):
-    """Verified twin of :class:`prirfed.reference.problems.sphere_pca.SpherePCA`.
-
-    :class:`SpherePCA` with A, eigenvalues and optimum computed once, and the global f and
-    grad f through the cached A (one d x d product instead of a Python loop over n agents):
-    ``SpherePCA.A`` = sum_i p_i (c_i / N_i) Z_i^T Z_i, so f(x) = -x^T A x and the Euclidean
-    gradient is -2 A x (the per-agent forms summed with the weights p_i).
-    """
+    """Verified twin of :class:`prirfed.reference.problems.sphere_pca.SpherePCA`: :class:`SpherePCA` with A,
+    eigenvalues and optimum computed once, and the global f and grad f through the cached A (one d x d product
+    instead of a Python loop over n agents): ``SpherePCA.A`` = sum_i p_i (c_i / N_i) Z_i^T Z_i, so f(x) = -x^T A x
+    and the Euclidean gradient is -2 A x (the per-agent forms summed with the weights p_i)."""
 
     def _f(self, x) -> float:
         return -float(x @ (self.A @ x))
@@ -77,11 +74,9 @@ class CachedSpherePCA(CachedOptimum, SpherePCA):
 
 
 class CachedStiefelKPCA(CachedOptimum, StiefelKPCA):
-    """Verified twin of :class:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA`.
-
-    :class:`StiefelKPCA` with A, eigenvalues and optimum computed once, and the global f and
-    grad f through the cached A = sum_i p_i A_i: f(X) = -(1/2) tr(X^T A X), Euclidean gradient -A X.
-    """
+    """Verified twin of :class:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA`: :class:`StiefelKPCA` with A,
+    eigenvalues and optimum computed once, and the global f and grad f through the cached A = sum_i p_i A_i: f(X) =
+    -(1/2) tr(X^T A X), Euclidean gradient -A X."""
 
     def _f(self, x) -> float:
         return -0.5 * float(np.sum(x * (self.A @ x)))
@@ -91,16 +86,12 @@ class CachedStiefelKPCA(CachedOptimum, StiefelKPCA):
 
 
 class BatchedHSP(HyperbolicStructuredPrediction):
-    """Verified twin of :class:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction`.
-
-    Problem (6.3) of Huang et al. (2024), :class:`HyperbolicStructuredPrediction` unchanged, except that the global
-    objective f and its gradient are evaluated over all samples at once, and :meth:`optimum` starts
-    Newton from the data point of least f found by one batched pairwise-distance matrix instead of
-    one evaluation per point (the parent takes ~90 s on the mammal data, most of it to pick that start).
-
-    f(x) = sum_ij a_ij dist^2(x, y_ij), a_ij = p_i alpha_ij(w) / N_i;
-    grad f(x) = sum_ij a_ij 2 dist(x, y_ij) grad dist(., y_ij)(x) = -2 sum_ij a_ij Log_x(y_ij).
-    """
+    """Verified twin of :class:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction`: Problem (6.3) of Huang
+    et al. (2024), :class:`HyperbolicStructuredPrediction` unchanged, except that the global objective f and its
+    gradient are evaluated over all samples at once, and :meth:`optimum` starts Newton from the data point of least
+    f found by one batched pairwise-distance matrix instead of one evaluation per point (the parent takes ~90 s on
+    the mammal data, most of it to pick that start). f(x) = sum_ij a_ij dist^2(x, y_ij), a_ij = p_i alpha_ij(w) /
+    N_i; grad f(x) = sum_ij a_ij 2 dist(x, y_ij) grad dist(., y_ij)(x) = -2 sum_ij a_ij Log_x(y_ij)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

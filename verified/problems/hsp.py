@@ -27,12 +27,9 @@ __all__ = ["HyperbolicStructuredPrediction", "hsp_rgrad_kernel", "hsp_rgrad_batc
 
 @njit(cache=True)
 def hsp_rgrad_kernel(x, y, a):
-    """Verified twin of :meth:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction.rgrad_ij`.
-
-    Takes the sample's data directly (no validation).
-
-    grad f_ij(x) = -2 alpha_ij Log_x(y_ij) (the reference expression, same order: (-2 a) * Log).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction.rgrad_ij`: Takes the
+    sample's data directly (no validation). grad f_ij(x) = -2 alpha_ij Log_x(y_ij) (the reference expression, same
+    order: (-2 a) * Log)."""
     s = -2.0 * a
     L = log_kernel(x, y)
     out = np.empty(x.shape[0])
@@ -43,12 +40,8 @@ def hsp_rgrad_kernel(x, y, a):
 
 @njit(cache=True)
 def hsp_rgrad_batch_kernel(x, Y, J, A):
-    """Verified twin of :meth:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction.rgrad_batch`.
-
-    Takes the agent's data and the index array ``J`` directly (no validation).
-
-    Row k = hsp_rgrad_kernel(x, Y[J[k]], A[J[k]]).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction.rgrad_batch`: Takes the
+    agent's data and the index array ``J`` directly (no validation). Row k = hsp_rgrad_kernel(x, Y[J[k]], A[J[k]])."""
     out = np.empty((J.shape[0], x.shape[0]))
     for k in range(J.shape[0]):
         out[k] = hsp_rgrad_kernel(x, Y[J[k]], A[J[k]])
@@ -60,11 +53,8 @@ def _c(a):
 
 
 class HyperbolicStructuredPrediction(_ReferenceHSP):
-    """Verified twin of :class:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction`.
-
-    Reference :class:`~prirfed.reference.problems.hsp.HyperbolicStructuredPrediction` with Numba
-    gradients and the verified :class:`~prirfed.verified.manifolds.lorentz.Lorentz` as manifold.
-    """
+    """Verified twin of :class:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction`, with Numba gradients
+    and the verified :class:`~prirfed.verified.manifolds.lorentz.Lorentz` as manifold."""
 
     def __init__(self, W, Y, w, gamma: float, v_bar: float, kernel: str = "gaussian"):
         super().__init__(W, Y, w, gamma, v_bar, kernel)

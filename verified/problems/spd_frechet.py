@@ -31,12 +31,9 @@ __all__ = ["SPDFrechetMean", "spd_frechet_rgrad_kernel", "spd_frechet_rgrad_batc
 
 @njit(cache=True)
 def spd_frechet_rgrad_kernel(X, Z, c):
-    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_ij`.
-
-    Takes the sample's data directly (no validation).
-
-    -2 c sym(X^{1/2} L X^{1/2}), L = U diag(log lam) U^T, X^{-1/2} Z X^{-1/2} = U diag(lam) U^T.
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_ij`: Takes the sample's data
+    directly (no validation). -2 c sym(X^{1/2} L X^{1/2}), L = U diag(log lam) U^T, X^{-1/2} Z X^{-1/2} = U
+    diag(lam) U^T."""
     Xh, Xmh = sqrtm_and_invsqrtm_kernel(X)
     lam, U = eigh_kernel(lal_kernel(Xmh, Z))
     if not lam[0] > 0.0:
@@ -47,12 +44,8 @@ def spd_frechet_rgrad_kernel(X, Z, c):
 
 @njit(cache=True)
 def spd_frechet_rgrad_batch_kernel(X, Z, J, c):
-    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_batch`.
-
-    Takes the agent's data and the index array ``J`` directly (no validation).
-
-    Entry k = spd_frechet_rgrad_kernel(X, Z[J[k]], c).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_batch`: Takes the agent's
+    data and the index array ``J`` directly (no validation). Entry k = spd_frechet_rgrad_kernel(X, Z[J[k]], c)."""
     n = X.shape[0]
     out = np.empty((J.shape[0], n, n))
     for k in range(J.shape[0]):
@@ -62,12 +55,8 @@ def spd_frechet_rgrad_batch_kernel(X, Z, J, c):
 
 @njit(cache=True)
 def spd_frechet_rgrad_mean_kernel(X, Z, c):
-    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_i`.
-
-    Takes the agent's data directly (no validation).
-
-    sym((1/N_i) sum_j grad f_ij(X)) (the reference's base-class form, proj = sym on SPD).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_i`: Takes the agent's data
+    directly (no validation). sym((1/N_i) sum_j grad f_ij(X)) (the reference's base-class form, proj = sym on SPD)."""
     n = X.shape[0]
     g = np.zeros((n, n))
     for j in range(Z.shape[0]):
@@ -80,11 +69,8 @@ def _c(a):
 
 
 class SPDFrechetMean(_ReferenceSPDFrechetMean):
-    """Verified twin of :class:`prirfed.reference.problems.spd_frechet.SPDFrechetMean`.
-
-    Reference :class:`~prirfed.reference.problems.spd_frechet.SPDFrechetMean` with Numba
-    gradients and the verified :class:`~prirfed.verified.manifolds.spd.SPD` as manifold.
-    """
+    """Verified twin of :class:`prirfed.reference.problems.spd_frechet.SPDFrechetMean`, with Numba gradients
+    and the verified :class:`~prirfed.verified.manifolds.spd.SPD` as manifold."""
 
     def __init__(self, Z, c: float = 1.0):
         super().__init__(Z, c)

@@ -28,12 +28,8 @@ __all__ = ["SpherePCA", "sphere_pca_rgrad_kernel", "sphere_pca_rgrad_batch_kerne
 
 @njit(cache=True)
 def sphere_pca_rgrad_kernel(x, z, c):
-    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_ij`.
-
-    Takes the sample's data directly (no validation).
-
-    grad f_ij(x) = (I - x x^T)(-2 c (z^T x) z) = -2 c a (z - a x), a = z^T x.
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_ij`: Takes the sample's data
+    directly (no validation). grad f_ij(x) = (I - x x^T)(-2 c (z^T x) z) = -2 c a (z - a x), a = z^T x."""
     n = x.shape[0]
     a = 0.0
     for k in range(n):
@@ -47,12 +43,8 @@ def sphere_pca_rgrad_kernel(x, z, c):
 
 @njit(cache=True)
 def sphere_pca_rgrad_batch_kernel(x, Z, J, c):
-    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_batch`.
-
-    Takes the agent's data and the index array ``J`` directly (no validation).
-
-    Row k = sphere_pca_rgrad_kernel(x, Z[J[k]], c).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_batch`: Takes the agent's data and
+    the index array ``J`` directly (no validation). Row k = sphere_pca_rgrad_kernel(x, Z[J[k]], c)."""
     out = np.empty((J.shape[0], x.shape[0]))
     for k in range(J.shape[0]):
         out[k] = sphere_pca_rgrad_kernel(x, Z[J[k]], c)
@@ -61,12 +53,9 @@ def sphere_pca_rgrad_batch_kernel(x, Z, J, c):
 
 @njit(cache=True)
 def sphere_pca_rgrad_mean_kernel(x, Z, c):
-    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_i`.
-
-    Takes the agent's data directly (no validation).
-
-    grad f_i(x) = g - (x^T g) x with g = -(2c/N_i) Z^T (Z x) (the reference's vectorised form).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_i`: Takes the agent's data
+    directly (no validation). grad f_i(x) = g - (x^T g) x with g = -(2c/N_i) Z^T (Z x) (the reference's vectorised
+    form)."""
     N, n = Z.shape
     g = np.zeros(n)
     for j in range(N):
@@ -90,11 +79,8 @@ def _c(a):
 
 
 class SpherePCA(_ReferenceSpherePCA):
-    """Verified twin of :class:`prirfed.reference.problems.sphere_pca.SpherePCA`.
-
-    Reference :class:`~prirfed.reference.problems.sphere_pca.SpherePCA` with Numba gradients
-    and the verified :class:`~prirfed.verified.manifolds.sphere.Sphere` as manifold.
-    """
+    """Verified twin of :class:`prirfed.reference.problems.sphere_pca.SpherePCA`, with Numba gradients
+    and the verified :class:`~prirfed.verified.manifolds.sphere.Sphere` as manifold."""
 
     def __init__(self, Z, paper: str = "000"):
         super().__init__(Z, paper)

@@ -30,10 +30,8 @@ __all__ = ["StiefelKPCA", "stiefel_kpca_rgrad_kernel", "stiefel_kpca_rgrad_batch
 
 @njit(cache=True)
 def stiefel_proj_kernel(X, G):
-    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`.
-
-    P_X(G) = G - X sym(X^T G) (reference: StiefelKPCA._rgrad_ij / _rgrad_i, Stiefel.proj).
-    """
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`: P_X(G) = G - X sym(X^T G) (reference:
+    StiefelKPCA._rgrad_ij / _rgrad_i, Stiefel.proj)."""
     out = G.copy()
     stiefel_proj_into(X, out)
     return out
@@ -41,13 +39,9 @@ def stiefel_proj_kernel(X, G):
 
 @njit(cache=True, inline="always")
 def stiefel_proj_into(X, out):
-    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`.
-
-    In place: ``out`` is overwritten with its projection.
-
-    out <- P_X(out) = out - X sym(X^T out), in place (the fused loops' Stiefel noise; reference:
-    Stiefel.proj).
-    """
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`: In place: ``out`` is overwritten with
+    its projection. out <- P_X(out) = out - X sym(X^T out), in place (the fused loops' Stiefel noise; reference:
+    Stiefel.proj)."""
     d, r = X.shape
     S = np.zeros((r, r))
     for l in range(d):
@@ -68,12 +62,9 @@ def stiefel_proj_into(X, out):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_kernel(X, z, c):
-    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_ij`.
-
-    Takes the sample's data directly (no validation).
-
-    grad f_ij(X) = P_X(G), G = -2 c z (z^T X) the Euclidean gradient of f_ij = -c ||X^T z||^2.
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_ij`: Takes the sample's data
+    directly (no validation). grad f_ij(X) = P_X(G), G = -2 c z (z^T X) the Euclidean gradient of f_ij = -c ||X^T
+    z||^2."""
     d, r = X.shape
     b = np.zeros(r)
     for l in range(d):
@@ -89,12 +80,8 @@ def stiefel_kpca_rgrad_kernel(X, z, c):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_batch_kernel(X, Z, J, c):
-    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_batch`.
-
-    Takes the agent's data and the index array ``J`` directly (no validation).
-
-    Entry k = stiefel_kpca_rgrad_kernel(X, Z[J[k]], c).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_batch`: Takes the agent's data
+    and the index array ``J`` directly (no validation). Entry k = stiefel_kpca_rgrad_kernel(X, Z[J[k]], c)."""
     d, r = X.shape
     out = np.empty((J.shape[0], d, r))
     for k in range(J.shape[0]):
@@ -104,14 +91,10 @@ def stiefel_kpca_rgrad_batch_kernel(X, Z, J, c):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_mean_kernel(X, A):
-    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_i`.
-
-    Takes the agent's data directly (no validation).
-
-    grad f_i(X) = P_X(-A_i X) (Li and Ma (2023) (3): f_i = -(1/2) tr(X^T A_i X), nabla f_i = -A_i X). The product
-    is one BLAS dgemm (np.dot in Numba), as the reference's ``-A_i @ X``: this O(d^2 r) product is the
-    cost of a local step at the sizes of Li and Ma (2023) (d = 200, 784).
-    """
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_i`: Takes the agent's data
+    directly (no validation). grad f_i(X) = P_X(-A_i X) (Li and Ma (2023) (3): f_i = -(1/2) tr(X^T A_i X), nabla f_i
+    = -A_i X). The product is one BLAS dgemm (np.dot in Numba), as the reference's ``-A_i @ X``: this O(d^2 r)
+    product is the cost of a local step at the sizes of Li and Ma (2023) (d = 200, 784)."""
     return stiefel_proj_kernel(X, -np.dot(np.ascontiguousarray(A), np.ascontiguousarray(X)))
 
 
@@ -120,11 +103,8 @@ def _c(a):
 
 
 class StiefelKPCA(_ReferenceStiefelKPCA):
-    """Verified twin of :class:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA`.
-
-    Reference :class:`~prirfed.reference.problems.stiefel_kpca.StiefelKPCA` with Numba gradients
-    and the verified :class:`~prirfed.verified.manifolds.stiefel.Stiefel` as manifold.
-    """
+    """Verified twin of :class:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA`, with Numba gradients
+    and the verified :class:`~prirfed.verified.manifolds.stiefel.Stiefel` as manifold."""
 
     def __init__(self, Z, r: int, weights: str = "uniform"):
         super().__init__(Z, r, weights)
