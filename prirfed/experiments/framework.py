@@ -102,8 +102,8 @@ class SerialExecutor(Executor):
         ----------
         fn : callable
             The function.
-        *args, **kwargs
-            Its arguments.
+        args, kwargs
+            Its positional and keyword arguments.
 
         Returns
         -------

@@ -233,7 +233,7 @@ class Canary:
     tau: float
 
     def clipped_difference(self) -> float:
-        """||clip_tau(grad f_canary; D1) - clip_tau(grad f_canary; D0)||_{x0}: 2 tau for a canary at
+        """``||clip_tau(grad f_canary; D1) - clip_tau(grad f_canary; D0)||_{x0}``: 2 tau for a canary at
         the sensitivity the accountant assumes.
 
         Returns
@@ -362,8 +362,8 @@ def hsp_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 2, margin: float
     r"""Hyperbolic structured prediction (Huang et al. (2024), eq. (6.3)) on the Lorentz model H^d: every feature equals
     the test feature w, so the kernel matrix of agent i is the all-ones matrix and
     alpha_ij = 1 / (N_i + gamma) (the solution of (K + gamma I) alpha = 1); x0 = e_0, u = e_1; the
-    canary embedding is y = Exp_{x0}(+-r u) with 2 alpha r = margin tau, whose gradient
-    -2 alpha Log_{x0}(y) has norm margin tau (clipped to tau); every other embedding is x0.
+    canary embedding is ``y = Exp_{x0}(+-r u)`` with 2 alpha r = margin tau, whose gradient
+    ``-2 alpha Log_{x0}(y)`` has norm margin tau (clipped to tau); every other embedding is x0.
     The neighbouring relation replaces the canary's embedding (its label), keeping its feature:
     replacing a feature changes every alpha_ij of the agent, which per-sample clipping does not
     bound (see proofs_notes/audit_whole_runs.md).
@@ -411,7 +411,7 @@ def hsp_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 2, margin: float
 
 
 def canary_statistic(canary: Canary, x) -> float:
-    """<Log_{x0}(x), u>_{x0}: the displacement of a run's output along the canary direction.
+    """``<Log_{x0}(x), u>_{x0}``: the displacement of a run's output along the canary direction.
 
     Parameters
     ----------

@@ -281,7 +281,7 @@ def train_lorentz_embedding(
     r"""Hyperbolic embedding ``Y`` (n, dim+1) of the closure on ``H^dim`` by Riemannian SGD.
 
     Loss (Nickel & Kiela 2017, eq. (6)): for every closure edge ``(u, v)`` and ``K`` negatives
-    ``v'`` drawn uniformly among nodes not adjacent to ``u``,
+    ``v'`` drawn uniformly among nodes not adjacent to ``u``::
 
         ℓ(u, v) = −log( e^{−d(u, v)} / Σ_{v'' ∈ {v} ∪ negatives} e^{−d(u, v'')} ),
 
@@ -480,7 +480,7 @@ def hsp_dataset(
         Precomputed ``(n, d + 1)`` points on the hyperboloid.
     self_loops : bool, optional
         Passed to :func:`adjacency` (default ``False``).
-    **train_kwargs
+    train_kwargs
         Passed to :func:`train_lorentz_embedding`.
 
     Returns
