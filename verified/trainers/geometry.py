@@ -85,9 +85,7 @@ def _compiled_only(name):
 def exp(dims, x, v):
     """Exp_x(v) (R_x(v) for the retraction classes).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). 
-
-    Helper, not a paper formula: each family's map is a verified twin of its reference manifold's.
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
 
     Parameters
     ----------
@@ -109,9 +107,7 @@ def exp(dims, x, v):
 def log(dims, x, y):
     """Exp_x^{-1}(y) (R_x^{-1}(y) for the retraction classes).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). 
-
-    Helper, not a paper formula: each family's map is a verified twin of its reference manifold's.
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
 
     Parameters
     ----------
@@ -133,9 +129,7 @@ def log(dims, x, y):
 def transp(dims, x, y, v):
     """The transport of v from T_x to T_y of the family (parallel, or Stiefel's projection).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). 
-
-    Helper, not a paper formula: each family's map is a verified twin of its reference manifold's.
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
 
     Parameters
     ----------
@@ -159,9 +153,7 @@ def transp(dims, x, y, v):
 def norm(dims, x, v):
     """||v||_x.
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). 
-
-    Helper, not a paper formula: each family's map is a verified twin of its reference manifold's.
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
 
     Parameters
     ----------
@@ -183,7 +175,7 @@ def norm(dims, x, v):
 def noise_into(dims, x, sigma, st, out):
     """out = eps ~ N_x(0, sigma^2), read from the stream ``st`` (the O(dim) closed form).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). The tangent Gaussian of Huang et al. (2024), Definition 2.5.
+    A stub resolved by the family of ``dims``. The tangent Gaussian of Huang et al. (2024), Definition 2.5.
 
     Parameters
     ----------
@@ -204,7 +196,7 @@ def noise_into(dims, x, sigma, st, out):
 def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
     """acc += clip_tau(grad f_row(x)) in place (``work``: a scratch vector of the point's length).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). The clipping of Huang et al. (2024), Algorithm 2, line 4.
+    A stub resolved by the family of ``dims``. The clipping of Huang et al. (2024), Algorithm 2, line 4.
 
     Parameters
     ----------
@@ -231,7 +223,7 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
 def grad_sample(dims, x, Z, row, c):
     """grad f_ij(x) of the sample in row ``row`` of Z with scale c (a new array).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). The per-sample gradients of Huang et al. (2024), Section 6.
+    A stub resolved by the family of ``dims``. The per-sample gradients of Huang et al. (2024), Section 6.
 
     Parameters
     ----------
@@ -257,7 +249,7 @@ def grad_sample(dims, x, Z, row, c):
 def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
     """grad f_i(x) of agent i.
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). The agent gradient of Huang et al. (2024), Problem (2.1).
+    A stub resolved by the family of ``dims``. The agent gradient of Huang et al. (2024), Problem (2.1).
 
     Parameters
     ----------
@@ -289,7 +281,7 @@ def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
 def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     """(f(x), ||grad f(x)||_x, error to the optimum) for the history (NaN error if xstar is empty).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). The quantities plotted by Huang et al. (2024), Section 6.
+    A stub resolved by the family of ``dims``. The quantities plotted by Huang et al. (2024), Section 6.
 
     Parameters
     ----------
@@ -323,7 +315,7 @@ def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
 def f_sample(dims, x, Z, row, c):
     """f_ij(x) of the sample in row ``row`` with scale c (families without their own ``record``).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). The per-sample losses of Huang et al. (2024), Section 6.
+    A stub resolved by the family of ``dims``. The per-sample losses of Huang et al. (2024), Section 6.
 
     Parameters
     ----------
@@ -349,9 +341,7 @@ def f_sample(dims, x, Z, row, c):
 def dist(dims, x, y):
     """dist(x, y), the error to the optimum (families without their own ``record``).
 
-    The fused loops' geometry, a stub resolved by the family of ``dims`` when a loop compiles (:mod:`prirfed.verified.trainers.geometry`). 
-
-    Helper, not a paper formula: each family's map is a verified twin of its reference manifold's.
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
 
     Parameters
     ----------
