@@ -122,38 +122,10 @@ def _generate_notes(app):
     generate(ROOT / "docs")
 
 
-_RST_SPECIAL = str.maketrans({c: "\\" + c for c in "\\*|`_"})
-#: modules whose docstrings still wait for the NumPy-style rewrite (plain text with ASCII formulas,
-#: not reStructuredText): shown verbatim on the API pages until rewritten. The list shrinks to
-#: empty; tests/docs/test_api_docstrings.py fails when a listed module already passes its checks.
-VERBATIM = tuple(line.strip() for line in (ROOT / "docs" / "api" / "pending.txt").read_text().splitlines()
-                 if line.strip() and not line.startswith("#"))
-
-
-def _verbatim_docstring(app, what, name, obj, options, lines):
-    """A docstring of a module in :data:`VERBATIM`, shown as written: the first paragraph as
-    escaped prose, the rest (including the doctest examples) as a literal block. Runs before
-    numpydoc (lower priority number), which then has nothing to reinterpret."""
-    if not lines or not any(name == m or name.startswith(m + ".") for m in VERBATIM):
-        return
-    try:
-        cut = lines.index("")
-    except ValueError:
-        cut = len(lines)
-    summary = [ln.strip().translate(_RST_SPECIAL) for ln in lines[:cut]]
-    rest = lines[cut:]
-    while rest and not rest[0].strip():
-        rest = rest[1:]
-    out = summary[:]
-    if rest:
-        out += ["", "::", ""] + ["    " + ln if ln.strip() else "" for ln in rest]
-    lines[:] = out + [""]  # numpydoc appends a comment: it must start a new paragraph
-
-
 def _module_headings_as_rubrics(app, what, name, obj, options, lines):
     """A module docstring's NumPy-style headings ("Examples" over dashes) become rubrics: as
     sections they would collide (duplicate ids) when several modules share one API page."""
-    if what != "module" or any(name == m or name.startswith(m + ".") for m in VERBATIM):
+    if what != "module":
         return
     out, i = [], 0
     while i < len(lines):
@@ -171,5 +143,4 @@ def setup(app):
     app.connect("builder-inited", _generate_notes)
     app.connect("source-read", _for_readers)
     app.connect("include-read", _include_for_readers)
-    app.connect("autodoc-process-docstring", _verbatim_docstring, priority=400)
     app.connect("autodoc-process-docstring", _module_headings_as_rubrics, priority=450)

@@ -3,7 +3,7 @@
 Subcommands live in :data:`SUBCOMMANDS` (name -> (help, add_arguments, run)); other parts of the
 project add theirs (``reproduce``, ``run``, ``list``) by registering an entry there.
 
-- ``prirfed privacy-table [--format text|csv|markdown] [--accountant best|pld]``: Table 1 of 000
+- ``prirfed privacy-table [--format text|csv|markdown] [--accountant best|pld]``: Table 1 of Huang et al. (2024)
   (Theorem 4.2 as printed) beside the rigorous eps' for the same settings (black-box (0.15, 1e-4)
   local trainer, same delta') and an attainable lower bound.
 - ``prirfed account [--accountant best|pld|rdp]``: eps of a noise std for DP-RSGD / DP-RSVRG,
@@ -64,13 +64,28 @@ PRIVACY_TABLE_COLUMNS = ("N", "s", "rho", "T", "eps_paper", "delta_paper", "eps_
 
 
 def privacy_table_rows(accountant: str = "best") -> list[dict]:
-    """Rows of ``prirfed privacy-table``: Table 1 of 000 and the sound eps' at the same delta'.
+    """Rows of ``prirfed privacy-table``: Table 1 of Huang et al. (2024) and the sound eps' at the same delta'.
 
-    ``eps_rigorous``: ``accountant="best"`` (default) is the exact optimal composition of the activated
-    rounds for any (0.15, 1e-4)-DP local trainer (``blackbox_exact_epsilon``; nothing sound is
-    smaller), ``"pld"`` the PLD accountant on the same event (an upper bound of it); RDP cannot bound
-    an (eps, delta) trainer with delta > 0. ``eps_lower``: the attainable lower bound (the same
-    activated Kairouz-Oh-Viswanath pair, optimistic grid).
+    ``eps_rigorous``: ``accountant="best"`` (default) is the exact optimal composition of the
+    activated rounds for any (0.15, 1e-4)-DP local trainer (``blackbox_exact_epsilon``; nothing
+    sound is smaller), ``"pld"`` the PLD accountant on the same event (an upper bound of it); RDP
+    cannot bound an (eps, delta) trainer with delta > 0. ``eps_lower``: the attainable lower bound
+    (the same activated Kairouz-Oh-Viswanath pair, optimistic grid).
+
+    Parameters
+    ----------
+    accountant : str, optional
+        ``"best"`` (default) or ``"pld"``.
+
+    Returns
+    -------
+    list of dict
+        One row per cell, keys ``N, s, rho, T, eps_paper, delta_paper, eps_rigorous, eps_lower``.
+
+    Raises
+    ------
+    ValueError
+        If ``accountant`` is unknown or names the RDP accountant (or an accountant object).
     """
     from prirfed.reference.accounting.accountants import resolve_accountant
     from prirfed.reference.accounting.events import Activation, EpsilonDelta, SelfComposed
@@ -578,7 +593,21 @@ def main(argv: list[str] | None = None, out=None) -> int:
 
     Every failure is one line on stderr, ``prirfed CMD: error: ...``, with exit code 2 for bad input
     and 1 for a runtime failure (:func:`describe_failure`); ``--debug`` (or ``PRIRFED_DEBUG=1``)
-    prints the traceback before that line."""
+    prints the traceback before that line.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        Command-line arguments (default ``sys.argv[1:]``).
+    out : file-like or None, optional
+        Where the results go (default ``sys.stdout``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 2 for bad input, 1 for a runtime failure, 130 on Ctrl-C (and the
+        subcommand's own status otherwise).
+    """
     import os
 
     out = sys.stdout if out is None else out

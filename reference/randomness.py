@@ -5,7 +5,7 @@ parallel (threads, processes, or the machines of a Flower deployment) and still 
 the in-process run, bit for bit. So no draw may depend on the order in which other agents drew:
 every (round t, agent i) reads its own stream, derived from the run's key alone.
 
-The policy (proofs_notes/randomness_streams.md; DESIGN.md section 2):
+The policy (proofs_notes/randomness_streams.md):
 
 - A trainer draws the run key ONCE from the caller's ``numpy.random.Generator``:
   :func:`run_key` = ``rng.integers(0, 2**64, size=2, dtype=np.uint64)`` (128 bits). That is the only
@@ -70,14 +70,48 @@ _MASK64 = (1 << 64) - 1
 
 def run_key(rng) -> np.ndarray:
     """The run's 128-bit key: ONE call ``rng.integers(0, 2**64, size=2, dtype=np.uint64)`` on the
-    caller's ``numpy.random.Generator`` (the only draw a trainer takes from it)."""
+    caller's ``numpy.random.Generator`` (the only draw a trainer takes from it).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The caller's Generator.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint64`` array of shape (2,).
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a ``numpy.random.Generator``.
+    """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"run_key: rng must be a numpy.random.Generator (got {type(rng).__name__})")
     return rng.integers(0, 2**64, size=2, dtype=np.uint64)
 
 
 def check_key(where: str, key) -> np.ndarray:
-    """``key`` as a uint64 array of shape (2,), else ``ValueError`` naming ``where``."""
+    """``key`` as a uint64 array of shape (2,), else ``ValueError`` naming ``where``.
+
+    Parameters
+    ----------
+    where : str
+        Function named in the error message.
+    key : array_like
+        The candidate key.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``key`` as an array.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not a ``uint64`` array of shape (2,).
+    """
     k = np.asarray(key)
     if k.shape != (2,) or k.dtype != np.uint64:
         raise ValueError(f"{where}: the run key must be a uint64 array of shape (2,) (got dtype {k.dtype}, "
@@ -86,21 +120,72 @@ def check_key(where: str, key) -> np.ndarray:
 
 
 def stream_counter(role: int, t: int, i: int) -> list:
-    """The counter words (c0, c1, c2, c3) = (0, 0, t, role * 2^32 + i) before the stream's first block."""
+    """The counter words (c0, c1, c2, c3) = (0, 0, t, role * 2^32 + i) before the stream's first block.
+
+    Parameters
+    ----------
+    role : int
+        Stream role, ``0 <= role < 2**32``.
+    t : int
+        Round, ``0 <= t < 2**64``.
+    i : int
+        Agent, ``0 <= i < 2**32``.
+
+    Returns
+    -------
+    list of int
+        ``[0, 0, t, role * 2**32 + i]``.
+
+    Raises
+    ------
+    ValueError
+        If an index is out of its range.
+    """
     if not (0 <= role < 2**32 and 0 <= i < 2**32 and 0 <= t < 2**64):
         raise ValueError(f"stream_counter: need 0 <= role, i < 2^32 and 0 <= t < 2^64 (got role={role}, t={t}, i={i})")
     return [0, 0, int(t), (int(role) << 32) | int(i)]
 
 
 def uniform_from_word(w: int) -> float:
-    """The uniform double in [0, 1) of a raw word: (w >> 11) * 2^-53."""
+    """The uniform double in [0, 1) of a raw word: (w >> 11) * 2^-53.
+
+    Parameters
+    ----------
+    w : int
+        A raw 64-bit word.
+
+    Returns
+    -------
+    float
+        The uniform double.
+    """
     return (int(w) >> 11) * _TWO53
 
 
 class Stream:
-    """The stream of (role, t, i) under ``key`` (module docstring): Generator-like methods
-    ``random``, ``integers``, ``standard_normal`` over NumPy's ``Philox(key, counter)``.
+    """The stream of (role, t, i) under ``key`` (module docstring).
 
+    Generator-like methods ``random``, ``integers``, ``standard_normal`` over NumPy's
+    ``Philox(key, counter)`` (Salmon et al. (2011), Philox4x64-10).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key, ``uint64`` of shape (2,).
+    role : int
+        :data:`ROLE_AGENT` or :data:`ROLE_SERVER`.
+    t : int
+        Round.
+    i : int
+        Agent (0 for the server).
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not a ``uint64`` array of shape (2,) or an index is out of range.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from prirfed.reference.randomness import Stream
     >>> s = Stream(np.array([1, 2], dtype=np.uint64), 0, 5, 7)
@@ -121,16 +206,44 @@ class Stream:
         return f"Stream(role={self.role}, t={self.t}, i={self.i}, words read={self.words})"
 
     def random_raw(self) -> int:
-        """The next raw 64-bit word."""
+        """The next raw 64-bit word.
+
+        Returns
+        -------
+        int
+            The word.
+        """
         self.words += 1
         return int(self._bits.random_raw())
 
     def random(self) -> float:
-        """A uniform double in [0, 1): (w >> 11) * 2^-53, one word."""
+        """A uniform double in [0, 1): (w >> 11) * 2^-53, one word.
+
+        Returns
+        -------
+        float
+            The uniform.
+        """
         return uniform_from_word(self.random_raw())
 
     def integers(self, lo: int, hi: int) -> int:
-        """A uniform integer in [lo, hi) by masked rejection (module docstring); hi - lo = 1 reads nothing."""
+        """A uniform integer in [lo, hi) by masked rejection (module docstring); hi - lo = 1 reads nothing.
+
+        Parameters
+        ----------
+        lo, hi : int
+            The range, ``hi > lo``.
+
+        Returns
+        -------
+        int
+            The integer.
+
+        Raises
+        ------
+        ValueError
+            If the range is empty (``hi <= lo``).
+        """
         n = int(hi) - int(lo)
         if n < 1:
             raise ValueError(f"Stream.integers: empty range [{lo}, {hi})")
@@ -143,8 +256,19 @@ class Stream:
                 return int(lo) + v
 
     def standard_normal(self, size=None):
-        """Standard normals by the polar method (module docstring): a float for ``size=None``
-        (one pair, second value discarded), else an array of shape ``size`` filled in C order."""
+        """Standard normals by the polar method (Marsaglia and Bray (1964); module docstring).
+
+        Parameters
+        ----------
+        size : int, tuple of int or None, optional
+            ``None`` (default) for one float (one pair, second value discarded), else the shape of the
+            array, filled in C order.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The normal(s).
+        """
         shape = () if size is None else ((int(size),) if np.ndim(size) == 0 else tuple(int(s) for s in size))
         n = int(np.prod(shape)) if shape else 1
         out = np.empty(n)
@@ -164,10 +288,48 @@ class Stream:
 
 
 def agent_stream(key, t: int, i: int) -> Stream:
-    """Agent i's stream in round t (role :data:`ROLE_AGENT`)."""
+    """Agent i's stream in round t (role :data:`ROLE_AGENT`).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    t : int
+        Round.
+    i : int
+        Agent.
+
+    Returns
+    -------
+    Stream
+        The stream.
+
+    Raises
+    ------
+    ValueError
+        As :class:`Stream`.
+    """
     return Stream(key, ROLE_AGENT, t, i)
 
 
 def server_stream(key, t: int) -> Stream:
-    """The server's stream in round t (role :data:`ROLE_SERVER`); t = T: the run's output draw."""
+    """The server's stream in round t (role :data:`ROLE_SERVER`); t = T: the run's output draw.
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    t : int
+        Round (``T`` for the output draw).
+
+    Returns
+    -------
+    Stream
+        The stream.
+
+    Raises
+    ------
+    ValueError
+        As :class:`Stream`.
+    """
     return Stream(key, ROLE_SERVER, t, 0)

@@ -28,8 +28,13 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def source_files() -> list:
-    """The files whose contents the compiled loops depend on, sorted: every .py file of this package
-    and reference/randomness.py."""
+    """The files whose contents the compiled loops depend on, sorted: every .py file of this package and reference/randomness.py.
+
+    Returns
+    -------
+    list of str
+        Absolute paths, the package's files in sorted walk order, then ``reference/randomness.py``.
+    """
     files = []
     for root, dirs, names in os.walk(PACKAGE_DIR):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")

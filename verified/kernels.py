@@ -9,7 +9,7 @@
   fused loops (four partial sums, so that the adds of one pass are independent: without fastmath
   LLVM may not reorder a single running sum, and one sum waits ~4 cycles per element; measured 2.7x
   faster at length 784). The rounding differs from a single running sum by a few ulps of the sum
-  of |terms| (the reference's BLAS ``@`` sums in its own blocked order too).
+  of ``|terms|`` (the reference's BLAS ``@`` sums in its own blocked order too).
 
 Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a))``,
 ``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/verified/test_trainer_layout.py``.
@@ -25,7 +25,18 @@ __all__ = ["all_finite_kernel", "sym_part_kernel", "matmul_kernel", "dot_kernel"
 
 @njit(cache=True)
 def all_finite_kernel(a):
-    """True iff every entry of ``a`` (any shape) is finite (no NaN, no +-inf)."""
+    """True iff every entry of ``a`` (any shape) is finite (no NaN, no +-inf).
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        Float array of any shape.
+
+    Returns
+    -------
+    bool
+        ``np.all(np.isfinite(a))``.
+    """
     for t in a.ravel():
         if not np.isfinite(t):
             return False
@@ -34,14 +45,38 @@ def all_finite_kernel(a):
 
 @njit(cache=True)
 def sym_part_kernel(a):
-    """(a + a^T) / 2 for a square matrix ``a``."""
+    """(a + a^T) / 2 for a square matrix ``a``.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        Square matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        Its symmetric part.
+    """
     return 0.5 * (a + a.T)
 
 
 @njit(cache=True)
 def matmul_kernel(a, b):
     """a @ b by loops: out[i, j] = sum_k a[i, k] b[k, j], k ascending (a NaN or inf anywhere in a row
-    of ``a`` or a column of ``b`` propagates, as in numpy)."""
+    of ``a`` or a column of ``b`` propagates, as in numpy).
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        ``(n, m)`` matrix.
+    b : numpy.ndarray
+        ``(m, p)`` matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, p)`` product.
+    """
     n, m, p = a.shape[0], a.shape[1], b.shape[1]
     out = np.zeros((n, p))
     for i in range(n):
@@ -54,7 +89,18 @@ def matmul_kernel(a, b):
 
 @njit(cache=True, inline="always")
 def dot_kernel(a, b):
-    """sum_k a[k] b[k] (1-D, same length) in four interleaved partial sums ((s0 + s1) + (s2 + s3))."""
+    """sum_k a[k] b[k] (1-D, same length) in four interleaved partial sums ((s0 + s1) + (s2 + s3)).
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        1-D arrays of the same length.
+
+    Returns
+    -------
+    float
+        The inner product.
+    """
     n = a.shape[0]
     s0 = s1 = s2 = s3 = 0.0
     k = 0
@@ -72,7 +118,20 @@ def dot_kernel(a, b):
 
 @njit(cache=True, inline="always")
 def dot_and_square_kernel(z, x):
-    """(z^T x, z^T z) in one pass over z (four partial sums each, as :func:`dot_kernel`)."""
+    """(z^T x, z^T z) in one pass over z (four partial sums each, as :func:`dot_kernel`).
+
+    Parameters
+    ----------
+    z, x : numpy.ndarray
+        1-D arrays of the same length.
+
+    Returns
+    -------
+    zx : float
+        :math:`z^T x`.
+    zz : float
+        :math:`z^T z`.
+    """
     n = z.shape[0]
     a0 = a1 = a2 = a3 = 0.0
     q0 = q1 = q2 = q3 = 0.0
@@ -100,6 +159,16 @@ def dot_and_square_kernel(z, x):
 
 @njit(cache=True, inline="always")
 def axpy_kernel(alpha, x, y):
-    """y += alpha x, in place."""
+    """y += alpha x, in place.
+
+    Parameters
+    ----------
+    alpha : float
+        The scale.
+    x : numpy.ndarray
+        1-D input.
+    y : numpy.ndarray
+        1-D output of the same length, updated in place.
+    """
     for k in range(x.shape[0]):
         y[k] += alpha * x[k]

@@ -62,8 +62,31 @@ def _refuse_draw():
 
 @njit(cache=True)
 def sample_tangent_gaussian_kernel(rng, E, sigma):
-    """xi = sum_k z_k E[k], z = sigma * rng.standard_normal(d) (reference: sample_tangent_gaussian);
-    raises ValueError (after the draws) if xi overflows float64."""
+    r"""Tangent Gaussian draw ``xi = sum_k z_k E[k]``, ``z = sigma * rng.standard_normal(d)``.
+
+    The draw of Han et al. (2024), Section 5.1, as in
+    :func:`prirfed.reference.mechanisms.sample_tangent_gaussian` (without the mean and the argument
+    checks, which the callers do).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the normals (Numba replays NumPy's algorithm on the same bit generator).
+    E : numpy.ndarray
+        Orthonormal basis of the tangent space, shape ``(d, *ambient)``.
+    sigma : float
+        Noise standard deviation, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\xi`, shape ``ambient``.
+
+    Raises
+    ------
+    ValueError
+        If the draw overflows float64 (raised after the draws).
+    """
     d = E.shape[0]
     z = sigma * rng.standard_normal(d)
     Ef = E.reshape((d, -1))
@@ -80,7 +103,31 @@ def sample_tangent_gaussian_kernel(rng, E, sigma):
 
 @njit(cache=True)
 def sample_tangent_gaussian_batch_kernel(rng, E, sigma, n):
-    """n draws, row i = the i-th call of sample_tangent_gaussian_kernel (same stream), flat ambient."""
+    """``n`` tangent Gaussian draws, row i = the i-th call of :func:`sample_tangent_gaussian_kernel` (same stream).
+
+    Han et al. (2024), Section 5.1, ``n`` times.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the normals.
+    E : numpy.ndarray
+        Orthonormal tangent basis, shape ``(d, *ambient)``.
+    sigma : float
+        Noise standard deviation, > 0.
+    n : int
+        Number of draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, prod(ambient))`` draws, flat ambient.
+
+    Raises
+    ------
+    ValueError
+        If a draw overflows float64.
+    """
     d = E.shape[0]
     Ef = E.reshape((d, -1))
     m = Ef.shape[1]
@@ -98,8 +145,26 @@ def sample_tangent_gaussian_batch_kernel(rng, E, sigma, n):
 
 @njit(cache=True)
 def spd_sample_kernel(rng, x, sigma):
-    """X^{1/2} S X^{1/2}, S from sigma * rng.standard_normal(n(n+1)/2) in upper-triangle row-major
-    order, S_ij = z/sqrt(2) off the diagonal (reference: sample_tangent_gaussian_spd)."""
+    r"""Closed-form SPD draw ``X^{1/2} S X^{1/2}`` (Han et al. (2024), Section 5.1).
+
+    ``S`` from ``sigma * rng.standard_normal(n(n+1)/2)`` in upper-triangle row-major order, with
+    :math:`S_{ij} = z/\sqrt2` off the diagonal (:func:`sym_from_upper_kernel`); the kernel of
+    :func:`prirfed.reference.mechanisms.sample_tangent_gaussian_spd`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the normals.
+    x : numpy.ndarray
+        SPD base point, ``(n, n)``.
+    sigma : float
+        Noise standard deviation, > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        The symmetric ``(n, n)`` tangent vector.
+    """
     n = x.shape[0]
     w, q = np.linalg.eigh(_sym(x))
     r = np.sqrt(w)
@@ -110,9 +175,23 @@ def spd_sample_kernel(rng, x, sigma):
 
 @njit(cache=True, inline="always")
 def sym_from_upper_kernel(z, n):
-    """The symmetric n x n matrix S with S_ii = z_k, S_ij = S_ji = z_k / sqrt(2) (i < j), k running over
-    the upper triangle row by row (the coordinates of the SPD noise; reference:
-    sample_tangent_gaussian_spd)."""
+    """The symmetric n x n matrix S with S_ii = z_k, S_ij = S_ji = z_k / sqrt(2) (i < j).
+
+    ``k`` runs over the upper triangle row by row: the coordinates of the SPD noise of Han et al. (2024), Section 5.1
+    (:func:`prirfed.reference.mechanisms.spd_symmetric_noise`).
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        ``n(n+1)/2`` coordinates.
+    n : int
+        Matrix size.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, n)`` symmetric matrix.
+    """
     s = np.empty((n, n))
     c = 1.0 / math.sqrt(2.0)
     k = 0
@@ -134,10 +213,35 @@ def _quad(G, c):
 
 @njit(cache=True)
 def mh_chain_kernel(rng, G, step, sigma, c0, n_steps):
-    """Random-walk MH on R^d targeting exp(-c^T G c / (2 sigma^2)) (evaluated as -((c^T G c)/sigma)/sigma/2,
-    so sigma^2 cannot underflow); per step draws
-    rng.standard_normal(d) then rng.random() (reference: sample_tangent_gaussian_mh).
-    Returns the states after steps 1..n_steps, shape (n_steps, d), and the number accepted."""
+    r"""Random-walk MH on R^d targeting exp(-c^T G c / (2 sigma^2)).
+
+    The chain of Han et al. (2024), Section 5.2, as in
+    :func:`prirfed.reference.mechanisms.sample_tangent_gaussian_mh`: the log target is evaluated as
+    ``-((c^T G c)/sigma)/sigma/2`` (so :math:`\sigma^2` cannot underflow); per step it draws
+    ``rng.standard_normal(d)`` then ``rng.random()``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the proposals and acceptances.
+    G : numpy.ndarray
+        ``(d, d)`` Gram matrix of the chart.
+    step : float
+        Proposal standard deviation.
+    sigma : float
+        Target standard deviation, > 0.
+    c0 : numpy.ndarray
+        Start, ``(d,)`` chart coordinates.
+    n_steps : int
+        Number of steps.
+
+    Returns
+    -------
+    states : numpy.ndarray
+        ``(n_steps, d)`` states after steps 1..n_steps.
+    accepted : int
+        Number of accepted proposals.
+    """
     d = c0.shape[0]
     c = c0.copy()
     lp = -0.5 * (_quad(G, c) / sigma) / sigma
@@ -168,10 +272,33 @@ def _refuse_clip_tau():
 
 @njit(cache=True)
 def clip_kernel(v, norm_v, tau):
-    """min{1, tau/||v||_x} v (reference: clip); norm_v = ||v||_x computed by the manifold's norm kernel
-    (overflow-free: inf only when the norm exceeds the float64 range, and then this raises
-    ValueError instead of returning 0; see proofs_notes/mechanism_clipping.md). Domain: tau >= 2^-1000
-    (reference TAU_MIN; tau = inf is the caller's "no clipping" and never reaches here)."""
+    r"""Clipping ``min{1, tau/||v||_x} v`` (Huang et al. (2024), Algorithm 2, line 4).
+
+    The kernel of :func:`prirfed.reference.mechanisms.clip`; ``norm_v`` is computed by the
+    manifold's norm kernel (overflow-free: ``inf`` only when the norm exceeds the float64 range, and
+    then this raises instead of returning 0; see ``proofs_notes/mechanism_clipping.md``). Domain:
+    ``tau >= 2**-1000`` (the reference's ``TAU_MIN``; ``tau = inf`` is the caller's "no clipping"
+    and never reaches here).
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        Tangent vector.
+    norm_v : float
+        Its metric norm :math:`\lVert v\rVert_x`.
+    tau : float
+        Clipping threshold.
+
+    Returns
+    -------
+    numpy.ndarray
+        The clipped vector (a new array).
+
+    Raises
+    ------
+    ValueError
+        If ``tau < 2**-1000`` or ``norm_v`` is infinite.
+    """
     if not tau >= 9.332636185032189e-302:  # = reference TAU_MIN = 2^-1000
         _refuse_clip_tau()
     if norm_v == 0.0:
@@ -186,8 +313,23 @@ def clip_kernel(v, norm_v, tau):
 
 @njit(cache=True, inline="always")
 def clip_factor_kernel(norm_v, tau):
-    """min{1, tau/||v||_x}, 1 at a zero gradient and for tau = inf (the factor of :func:`clip_kernel`,
-    for the fused loops that scale in place)."""
+    r"""The clipping factor ``min{1, tau/||v||_x}`` (Huang et al. (2024), Algorithm 2, line 4).
+
+    1 at a zero gradient and for ``tau = inf``; the factor of :func:`clip_kernel`, for the fused
+    loops that scale in place.
+
+    Parameters
+    ----------
+    norm_v : float
+        :math:`\lVert v\rVert_x`.
+    tau : float
+        Clipping threshold (``inf`` for none).
+
+    Returns
+    -------
+    float
+        The factor in (0, 1].
+    """
     if tau != math.inf and norm_v != 0.0 and tau / norm_v < 1.0:
         return tau / norm_v
     return 1.0

@@ -60,7 +60,20 @@ def mulhi(typingctx, a, b):
 def philox_block(k0, k1, c0, c1, c2, c3):
     """Philox4x64-10 of the counter (c0..c3) under the key (k0, k1): four words. Round:
     (c0, c1, c2, c3) <- (hi(M1 c2) ^ c1 ^ k0, lo(M1 c2), hi(M0 c0) ^ c3 ^ k1, lo(M0 c0)); the key
-    is bumped by the Weyl constants (W0, W1) between rounds."""
+    is bumped by the Weyl constants (W0, W1) between rounds.
+
+    Parameters
+    ----------
+    k0, k1 : numpy.uint64
+        The key words.
+    c0, c1, c2, c3 : numpy.uint64
+        The counter words.
+
+    Returns
+    -------
+    tuple of numpy.uint64
+        The four output words.
+    """
     for r in range(10):
         if r > 0:
             k0 = k0 + _PHILOX_W0
@@ -75,7 +88,20 @@ def philox_block(k0, k1, c0, c1, c2, c3):
 
 @njit(cache=True, inline="always")
 def new_stream(key, c2, c3):
-    """A stream at counter (0, 0, c2, c3), nothing read yet (NumPy's Philox(key, counter))."""
+    """A stream at counter (0, 0, c2, c3), nothing read yet (NumPy's Philox(key, counter)).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key, ``uint64`` of length 2.
+    c2, c3 : numpy.uint64
+        The fixed counter words.
+
+    Returns
+    -------
+    numpy.ndarray
+        The stream state, ``uint64`` of length :data:`STATE_SIZE`.
+    """
     st = np.empty(STATE_SIZE, dtype=np.uint64)
     st[0] = key[0]
     st[1] = key[1]
@@ -89,14 +115,42 @@ def new_stream(key, c2, c3):
 
 @njit(cache=True, inline="always")
 def open_stream(key, role, t, i):
-    """The stream of (role, t, i): counter (0, 0, t, role * 2^32 + i) (reference: randomness.Stream)."""
+    """The stream of (role, t, i): counter (0, 0, t, role * 2^32 + i) (reference: randomness.Stream).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    role : int
+        Stream role (:data:`ROLE_AGENT` or :data:`ROLE_SERVER`).
+    t : int
+        Round.
+    i : int
+        Agent.
+
+    Returns
+    -------
+    numpy.ndarray
+        The stream state.
+    """
     return new_stream(key, np.uint64(t), (np.uint64(role) << _U32) | np.uint64(i))
 
 
 @njit(cache=True, inline="always")
 def raw(st):
     """The next raw 64-bit word (NumPy's philox_next: the 256-bit counter is incremented, with carry,
-    before each new block)."""
+    before each new block).
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+
+    Returns
+    -------
+    numpy.uint64
+        The word.
+    """
     pos = st[10]
     if pos < _U4:
         st[10] = pos + _U1
@@ -120,13 +174,42 @@ def raw(st):
 
 @njit(cache=True, inline="always")
 def uniform(st):
-    """A uniform double in [0, 1): (w >> 11) * 2^-53."""
+    """A uniform double in [0, 1): (w >> 11) * 2^-53.
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+
+    Returns
+    -------
+    float
+        The uniform.
+    """
     return np.float64(raw(st) >> _U11) * _TWO53
 
 
 @njit(cache=True, inline="always")
 def integers(st, lo, hi):
-    """A uniform integer in [lo, hi) by masked rejection; hi - lo = 1 reads no word."""
+    """A uniform integer in [lo, hi) by masked rejection; hi - lo = 1 reads no word.
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+    lo, hi : int
+        The range, ``hi > lo``.
+
+    Returns
+    -------
+    int
+        The integer.
+
+    Raises
+    ------
+    ValueError
+        If the range is empty.
+    """
     n = hi - lo
     if n < 1:
         raise ValueError("randomness.integers (verified): empty range")
@@ -149,7 +232,17 @@ def integers(st, lo, hi):
 @njit(cache=True, inline="always")
 def normals_into(st, out, scale):
     """out[k] = scale * z_k for the standard normals z_0, z_1, ... of the polar method (reference:
-    Stream.standard_normal(len(out)); for an odd length the last pair's second value is discarded)."""
+    Stream.standard_normal(len(out)); for an odd length the last pair's second value is discarded).
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+    out : numpy.ndarray
+        1-D float64 output, overwritten.
+    scale : float
+        Factor applied to every normal.
+    """
     n = out.shape[0]
     k = 0
     while k < n:
@@ -167,7 +260,20 @@ def normals_into(st, out, scale):
 
 @njit(cache=True)
 def normals(st, n):
-    """n standard normals (a new array), as Stream.standard_normal(n)."""
+    """n standard normals (a new array), as Stream.standard_normal(n).
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+    n : int
+        Number of normals.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` standard normals.
+    """
     out = np.empty(n)
     normals_into(st, out, 1.0)
     return out
@@ -177,7 +283,19 @@ def normals(st, n):
 def fisher_yates_into(st, perm, n, k):
     """perm[:k] = k distinct indices of range(n), uniformly, by a partial Fisher-Yates shuffle with one
     integers(j, n) per j = 0..k-1 (reference: trainers.base.sample_without_replacement); ``perm``
-    has length >= n and is overwritten (no allocation)."""
+    has length >= n and is overwritten (no allocation).
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+    perm : numpy.ndarray
+        ``int64`` buffer of length at least ``n``.
+    n : int
+        Population size.
+    k : int
+        Sample size, ``0 <= k <= n``.
+    """
     for j in range(n):
         perm[j] = j
     for j in range(k):
@@ -189,7 +307,22 @@ def fisher_yates_into(st, perm, n, k):
 
 @njit(cache=True, inline="always")
 def sample_without_replacement(st, n, k):
-    """k distinct indices of range(n) (a new array), as :func:`fisher_yates_into`."""
+    """k distinct indices of range(n) (a new array), as :func:`fisher_yates_into`.
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place.
+    n : int
+        Population size.
+    k : int
+        Sample size, ``0 <= k <= n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``k`` distinct ``int64`` indices.
+    """
     perm = np.empty(n, dtype=np.int64)
     fisher_yates_into(st, perm, n, k)
     return perm[:k].copy()
@@ -198,7 +331,22 @@ def sample_without_replacement(st, n, k):
 # ------------------------------------------------------------------ called from Python (tests, benchmarks)
 @njit(cache=True)
 def stream_words(key, c2, c3, n):
-    """The first n raw words of the stream at counter (0, 0, c2, c3) (the test against NumPy)."""
+    """The first n raw words of the stream at counter (0, 0, c2, c3) (the test against NumPy).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    c2, c3 : numpy.uint64
+        The fixed counter words.
+    n : int
+        Number of words.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` ``uint64`` words.
+    """
     st = new_stream(key, c2, c3)
     out = np.empty(n, dtype=np.uint64)
     for j in range(n):
@@ -208,14 +356,44 @@ def stream_words(key, c2, c3, n):
 
 @njit(cache=True)
 def standard_normal(key, role, t, i, n):
-    """n standard normals of the stream (role, t, i) (the test against the reference Stream)."""
+    """n standard normals of the stream (role, t, i) (the test against the reference Stream).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    role, t, i : int
+        The stream's role, round and agent.
+    n : int
+        Number of normals.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` standard normals.
+    """
     st = open_stream(key, role, t, i)
     return normals(st, n)
 
 
 @njit(cache=True)
 def uniforms(key, role, t, i, n):
-    """n uniforms in [0, 1) of the stream (role, t, i) (tests)."""
+    """n uniforms in [0, 1) of the stream (role, t, i) (tests).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    role, t, i : int
+        The stream's role, round and agent.
+    n : int
+        Number of uniforms.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` uniforms in [0, 1).
+    """
     st = open_stream(key, role, t, i)
     out = np.empty(n)
     for j in range(n):
@@ -225,7 +403,29 @@ def uniforms(key, role, t, i, n):
 
 @njit(cache=True)
 def bounded_integers(key, role, t, i, lo, hi, n):
-    """n draws integers(lo, hi) of the stream (role, t, i) (tests)."""
+    """n draws integers(lo, hi) of the stream (role, t, i) (tests).
+
+    Parameters
+    ----------
+    key : numpy.ndarray
+        The run key.
+    role, t, i : int
+        The stream's role, round and agent.
+    lo, hi : int
+        The range, ``hi > lo``.
+    n : int
+        Number of draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` ``int64`` integers.
+
+    Raises
+    ------
+    ValueError
+        If the range is empty.
+    """
     st = open_stream(key, role, t, i)
     out = np.empty(n, dtype=np.int64)
     for j in range(n):

@@ -96,6 +96,20 @@ class SerialExecutor(Executor):
     """An Executor that runs each task in the calling process when it is submitted."""
 
     def submit(self, fn, /, *args, **kwargs):
+        """Run ``fn(*args, **kwargs)`` now, in this process, and return a completed future.
+
+        Parameters
+        ----------
+        fn : callable
+            The function.
+        args, kwargs
+            Its positional and keyword arguments.
+
+        Returns
+        -------
+        concurrent.futures.Future
+            Holding the result, or the exception ``fn`` raised (``KeyboardInterrupt`` is re-raised at once).
+        """
         fut: Future = Future()
         try:
             fut.set_result(fn(*args, **kwargs))
@@ -139,7 +153,23 @@ DASK_MISSING = "--dask-scheduler needs dask.distributed: pip install 'prirfed[da
 
 def check_executor(workers: int = 1, dask_scheduler: str | None = None, *, where: str = "reproduce") -> None:
     """The executor settings without starting anything: workers or a Dask address, not both; the
-    address a non-empty string."""
+    address a non-empty string.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Local processes (default 1).
+    dask_scheduler : str or None, optional
+        Address of a Dask scheduler.
+    where : str, optional
+        Function named in the error message (default ``"reproduce"``).
+
+    Raises
+    ------
+    ValueError
+        If both ``workers != 1`` and ``dask_scheduler`` are given, or ``dask_scheduler`` is not a
+        non-empty string.
+    """
     if dask_scheduler is not None:
         if workers != 1:
             raise ValueError(f"{where}: give workers (local processes) or dask_scheduler (a Dask cluster), not both "
@@ -155,6 +185,28 @@ def make_executor(workers: int = 1, dask_scheduler: str | None = None, *, where:
     .get_executor()`` (imported lazily; missing package -> ValueError saying ``pip install
     'prirfed[dask]'``). Otherwise ``workers == 1`` is :class:`SerialExecutor` and ``workers > 1`` a
     ``ProcessPoolExecutor`` with the spawn start method.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Local processes (default 1).
+    dask_scheduler : str or None, optional
+        Address of a Dask scheduler.
+    where : str, optional
+        Function named in the error message (default ``"reproduce"``).
+
+    Returns
+    -------
+    executor : concurrent.futures.Executor
+        The executor.
+    release : callable
+        Call it (no arguments) to shut the executor down.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_executor`, or if ``distributed`` is not installed or the Dask scheduler
+        cannot be reached when a Dask address is given.
     """
     check_executor(workers, dask_scheduler, where=where)
     if dask_scheduler is not None:
@@ -232,7 +284,33 @@ def check_override(where: str, name: str, key: str, value, default):
     the trials' root seed is the ``seed`` argument and ``make_config`` derives the sizes from
     ``mode``, so an override would be recorded in config.json but not honoured. (``backend`` and
     ``calibrate`` are read by the trials from the configuration, so their overrides are honoured;
-    ``backend`` must be one of :data:`BACKENDS`.)"""
+    ``backend`` must be one of :data:`BACKENDS`.)
+
+    Parameters
+    ----------
+    where : str
+        Function named in the error message.
+    name : str
+        The experiment.
+    key : str
+        The setting.
+    value : object
+        The override.
+    default : object
+        The generated value.
+
+    Returns
+    -------
+    object
+        ``value``, accepted.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is set by an argument (``seed``, ``mode``), ``value`` changes the kind of the
+        setting, an integer does not fit 64 bits, or a ``backend`` override is not one of
+        :data:`BACKENDS`.
+    """
     if key in SET_BY_ARGUMENT:
         raise ValueError(f"{where}: override {key!r} is set by {SET_BY_ARGUMENT[key]}, not by --set; "
                          f"an override would not reach the trials")
@@ -277,7 +355,44 @@ def plan_run(name, *, mode: str = "full", seed: int = 0, backend: str = "verifie
              calibrate: bool = False, workers: int = 1, dask_scheduler: str | None = None,
              where: str = "reproduce", accountant: str | None = None) -> _Plan:
     """Build and check the run of ``name`` (configuration, overrides, trial specs, executor
-    settings): every bad input raises here, before anything is written."""
+    settings): every bad input raises here, before anything is written.
+
+    Parameters
+    ----------
+    name : str or Experiment
+        The experiment.
+    mode : str, optional
+        ``"full"`` (default), ``"quick"`` or ``"tiny"``.
+    seed : int, optional
+        Root seed (default 0).
+    backend : str, optional
+        ``"verified"`` (default) or ``"reference"``.
+    overrides : dict or None, optional
+        Settings to replace (:func:`check_override`).
+    calibrate : bool, optional
+        Calibrate the noise to the stated eps (default ``False``).
+    workers : int, optional
+        Local processes (default 1).
+    dask_scheduler : str or None, optional
+        Address of a Dask scheduler.
+    where : str, optional
+        Function named in error messages (default ``"reproduce"``).
+    accountant : str or None, optional
+        ``"best"``, ``"pld"`` or ``"rdp"``; ``None`` keeps the configuration's.
+
+    Returns
+    -------
+    _Plan
+        The checked plan (configuration, trial specs, executor settings).
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid: unknown experiment, mode, backend or accountant; a bad seed or
+        worker count; an override that is not a setting or changes its kind; ``calibrate`` or
+        ``accountant`` for an experiment without that setting; a configuration that is not JSON; or
+        bad executor settings.
+    """
     exp = _check_args(where, name, mode, seed, workers, backend)
     check_executor(workers, dask_scheduler, where=where)
     name = exp.name
@@ -352,6 +467,50 @@ def reproduce(name, out, *, mode: str = "full", seed: int = 0, workers: int = 1,
     (its finished trials are reused) or ``overwrite=True`` (its entries are moved into the sibling
     ``moved_to``, never deleted). ``files`` lists config.json, summary.md and exactly what this
     run's report wrote.
+
+    Parameters
+    ----------
+    name : str or Experiment
+        The experiment.
+    out : str or os.PathLike
+        Output folder.
+    mode : str, optional
+        ``"full"`` (default), ``"quick"`` or ``"tiny"``.
+    seed : int, optional
+        Root seed (default 0).
+    workers : int, optional
+        Local processes (default 1).
+    resume : bool, optional
+        Reuse the finished trials of this configuration in ``out`` (default ``False``).
+    backend : str, optional
+        ``"verified"`` (default) or ``"reference"``.
+    progress : bool, optional
+        Show a progress bar (default ``True``).
+    overrides : dict or None, optional
+        Settings to replace.
+    calibrate : bool, optional
+        Calibrate the noise to the stated eps (default ``False``).
+    dask_scheduler : str or None, optional
+        Address of a Dask scheduler.
+    progress_position : int, optional
+        Line of the progress bar (default 0).
+    overwrite : bool, optional
+        Move a non-empty folder's contents aside first (default ``False``).
+    accountant : str or None, optional
+        ``"best"``, ``"pld"`` or ``"rdp"``; ``None`` keeps the configuration's.
+
+    Returns
+    -------
+    dict
+        ``{"config", "checks", "files", "ran", "skipped", "moved_to"}``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`plan_run`, or (``FolderRefused``, a ``ValueError``) if the output folder is
+        refused: non-empty without ``resume`` or ``overwrite``, or holding another configuration.
+    prirfed.experiments.outputs.FolderLocked
+        If another run is using the folder.
     """
     where = "reproduce"
     plan = plan_run(name, mode=mode, seed=seed, backend=backend, overrides=overrides, calibrate=calibrate,
@@ -473,6 +632,46 @@ def reproduce_all(out, *, names=None, mode: str = "full", seed: int = 0, workers
     hold that experiment's run of this configuration, and an existing index.md must be one this
     function wrote) or ``overwrite=True`` (every entry of ``out`` is moved into the sibling
     ``moved_to``, :func:`~prirfed.experiments.outputs.move_aside`).
+
+    Parameters
+    ----------
+    out : str or os.PathLike
+        Output folder.
+    names : sequence of str or None, optional
+        Experiments (default all, in order).
+    mode : str, optional
+        ``"full"`` (default), ``"quick"`` or ``"tiny"``.
+    seed : int, optional
+        Root seed (default 0).
+    workers : int, optional
+        Local processes (default 1).
+    resume : bool, optional
+        Reuse finished trials (default ``False``).
+    backend : str, optional
+        ``"verified"`` (default) or ``"reference"``.
+    progress : bool, optional
+        Show progress bars (default ``True``).
+    calibrate : bool, optional
+        Calibrate the private experiments (default ``False``).
+    dask_scheduler : str or None, optional
+        Address of a Dask scheduler.
+    overwrite : bool, optional
+        Move a non-empty folder's contents aside first (default ``False``).
+    accountant : str or None, optional
+        Accountant of the private experiments.
+
+    Returns
+    -------
+    dict
+        ``{"rows": [...], "failed": [names], "index": path, "moved_to"}``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is invalid or (``FolderRefused``) the output folder is refused, both checked
+        before any experiment runs.
+    prirfed.experiments.outputs.FolderLocked
+        If another run is using the folder.
     """
     from tqdm import tqdm
 

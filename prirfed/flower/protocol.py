@@ -6,14 +6,14 @@ in-process run round by round:
 
 - the run key is ``run_key(rng)`` (one draw from the caller's Generator, as the trainers);
 - in round t the server draws S_t with ``sample_without_replacement(server_stream(key, t), N, s)``
-  (Algorithm 1 of 000, line 2; Algorithms 1-3 of 002), and agent i trains on
+  (Algorithm 1 of Huang et al. (2024), line 2; Algorithms 1-3 of Li and Ma (2023)), and agent i trains on
   ``agent_stream(key, t, i)`` (:mod:`prirfed.reference.randomness`), wherever it runs;
 - the server step is :func:`prirfed.reference.trainers.aggregation.server_step` (the tangent mean
-  (3.2) of 000 / (8) of 002, or the Karcher mean (3.1) / (7)) over the accepted uploads, in the
+  (3.2) of Huang et al. (2024) / (8) of Li and Ma (2023), or the Karcher mean (3.1) / (7)) over the accepted uploads, in the
   order of S_t; Option 2 draws the output from the server's stream of round T;
 - PriRFed's privacy event after t rounds is
   :func:`prirfed.reference.trainers.privacy.prirfed_run_event` with T = t (the record-level
-  activation event of the accountant of 000 Theorem 4.2, made rigorous in the proofs notes), and
+  activation event of the accountant of Huang et al. (2024) Theorem 4.2, made rigorous in the proofs notes), and
   epsilon is computed by ``run_epsilon(event, delta, accountant)`` (default ``"best"``, the
   tightest valid accountant).
 
@@ -310,7 +310,7 @@ class RoundServer:
 
     def full_gradient(self, grads: dict):
         """RFedSVRG's grad f(x^(t)) = P_x(sum_i p_i grad f_i(x^(t))) from every agent's gradient
-        (002 Algorithm 1, line 3), summed in agent order as ``FederatedProblem.rgrad``."""
+        (Li and Ma (2023) Algorithm 1, line 3), summed in agent order as ``FederatedProblem.rgrad``."""
         p = self.sizes.weights
         return self.M.proj(self.x, sum(p[i] * grads[i] for i in range(self.sizes.N)))
 
@@ -395,9 +395,9 @@ class RoundServer:
 
 
 def client_update(shard, i: int, x, cfg: dict, key, full_grad=None, *, client_key=None):
-    """Agent i's upload in round ``cfg["t"]`` from x^(t): DP-RSGD (Algorithm 2 of 000) or DP-RSVRG
-    (Algorithm 3 of 000) for PriRFed; tau_i local steps of RFedSVRG (9) / RFedAvg / RFedProx (28) of
-    002 otherwise, with Option 2's draw from the agent's stream. Randomness: ``agent_stream(key, t, i)``
+    """Agent i's upload in round ``cfg["t"]`` from x^(t): DP-RSGD (Algorithm 2 of Huang et al. (2024)) or DP-RSVRG
+    (Algorithm 3 of Huang et al. (2024)) for PriRFed; tau_i local steps of RFedSVRG (9) / RFedAvg / RFedProx (28) of
+    Li and Ma (2023) otherwise, with Option 2's draw from the agent's stream. Randomness: ``agent_stream(key, t, i)``
     (``client_key`` in place of ``key`` when given: the agent's own secret key)."""
     from prirfed.reference.manifolds.retracted import geometry
 
@@ -435,7 +435,7 @@ def client_update(shard, i: int, x, cfg: dict, key, full_grad=None, *, client_ke
 
 
 def client_gradient(shard, i: int, x):
-    """grad f_i(x^(t)), the gradient agent i sends for RFedSVRG's full gradient (002 Algorithm 1)."""
+    """grad f_i(x^(t)), the gradient agent i sends for RFedSVRG's full gradient (Li and Ma (2023) Algorithm 1)."""
     return shard.grad_agent(x, i)
 
 

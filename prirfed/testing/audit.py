@@ -77,7 +77,27 @@ def _delta(where: str, delta) -> float:
 def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     """One-sided Clopper-Pearson upper bound p_u with P(p <= p_u) >= 1 - alpha for k successes in
     n Bernoulli(p) trials: the (1 - alpha) quantile of Beta(k + 1, n - k), and 1 when k = n
-    (Clopper and Pearson 1934)."""
+    (Clopper and Pearson 1934).
+
+    Parameters
+    ----------
+    k : int
+        Successes, ``0 <= k <= n``.
+    n : int
+        Trials, >= 1.
+    alpha : float
+        Level in (0, 1).
+
+    Returns
+    -------
+    float
+        The upper bound :math:`p_u`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer >= 1, ``k`` not an integer in [0, n], or ``alpha`` not in (0, 1).
+    """
     where = "clopper_pearson_upper"
     if not (isinstance(n, (int, np.integer)) and n >= 1):
         raise ValueError(f"{where}: n must be an integer >= 1 (got {n!r})")
@@ -89,10 +109,28 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
 
 
 def eps_from_error_rates(fpr_u: float, fnr_u: float, delta: float) -> float:
-    """Lower bound on eps from upper bounds on a test's error rates: (eps, delta)-DP implies
+    r"""Lower bound on eps from upper bounds on a test's error rates: (eps, delta)-DP implies
     FPR + e^eps FNR >= 1 - delta and FNR + e^eps FPR >= 1 - delta (Kairouz, Oh, Viswanath 2015,
     Thm 2.1), so eps >= max(log((1 - delta - FNR_u) / FPR_u), log((1 - delta - FPR_u) / FNR_u)).
-    Returns 0 when neither ratio exceeds 1 (eps >= 0 always)."""
+    Returns 0 when neither ratio exceeds 1 (eps >= 0 always).
+
+    Parameters
+    ----------
+    fpr_u, fnr_u : float
+        Upper bounds on the false positive and false negative rates.
+    delta : float
+        The :math:`\delta \in [0, 1)` of the claim.
+
+    Returns
+    -------
+    float
+        The lower bound on :math:`\epsilon`, >= 0.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not in [0, 1).
+    """
     delta = _delta("eps_from_error_rates", delta)
     out = 0.0
     for a, b in ((fnr_u, fpr_u), (fpr_u, fnr_u)):
@@ -102,19 +140,53 @@ def eps_from_error_rates(fpr_u: float, fnr_u: float, delta: float) -> float:
 
 
 def gdp_mu_from_error_rates(fpr_u: float, fnr_u: float) -> float:
-    """Lower bound on mu for a mu-GDP mechanism: its trade-off function is
+    r"""Lower bound on mu for a mu-GDP mechanism: its trade-off function is
     G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) (Dong, Roth, Su 2022, Def. 2.6), so every test has
     mu >= Phi^{-1}(1 - FPR) - Phi^{-1}(FNR) >= Phi^{-1}(1 - FPR_u) - Phi^{-1}(FNR_u).
-    Returns max(0, that) (both sides of the test are tried by the caller)."""
+    Returns max(0, that) (both sides of the test are tried by the caller).
+
+    Parameters
+    ----------
+    fpr_u, fnr_u : float
+        Upper bounds on the error rates, in [0, 1].
+
+    Returns
+    -------
+    float
+        The lower bound on :math:`\mu`, >= 0.
+
+    Raises
+    ------
+    ValueError
+        If a rate is outside [0, 1].
+    """
     if not (0.0 <= fpr_u <= 1.0 and 0.0 <= fnr_u <= 1.0):
         raise ValueError(f"gdp_mu_from_error_rates: rates must be in [0, 1] (got {fpr_u!r}, {fnr_u!r})")
     return max(0.0, float(special.ndtri(1.0 - fpr_u) - special.ndtri(fnr_u)))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """eps at delta of mu-GDP, i.e. of the Gaussian mechanism with sensitivity/sigma = mu
+    r"""eps at delta of mu-GDP, i.e. of the Gaussian mechanism with sensitivity/sigma = mu
     (Dong, Roth, Su 2022, Cor. 2.13 = Balle and Wang 2018, Thm 8; ``gaussian_delta`` inverted):
-    0 when delta(0) <= delta."""
+    0 when delta(0) <= delta.
+
+    Parameters
+    ----------
+    mu : float
+        :math:`\mu \ge 0`, finite.
+    delta : float
+        :math:`\delta \in [0, 1)`.
+
+    Returns
+    -------
+    float
+        :math:`\epsilon` at :math:`\delta`.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not finite and >= 0 or ``delta`` is not in [0, 1).
+    """
     where = "gdp_epsilon"
     delta = _delta(where, delta)
     if not (math.isfinite(mu) and mu >= 0):
@@ -132,7 +204,25 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 class Canary:
     """Two neighbouring problems (``datasets[0]``, ``datasets[1]``: the same records except record
     ``record`` of agent ``agent``), the common start ``x0`` and the unit tangent direction ``u`` at
-    ``x0`` along which the canary's clipped gradient is ``-tau u`` in one and ``+tau u`` in the other."""
+    ``x0`` along which the canary's clipped gradient is ``-tau u`` in one and ``+tau u`` in the other.
+
+    Parameters
+    ----------
+    name : str
+        Name shown in reports.
+    datasets : tuple
+        The two neighbouring problems.
+    x0 : numpy.ndarray
+        The common start.
+    u : numpy.ndarray
+        Unit tangent direction at ``x0``.
+    agent : int
+        The canary's agent.
+    record : int
+        The canary's record index in that agent.
+    tau : float
+        Clipping threshold the canary is built for.
+    """
 
     name: str
     datasets: tuple
@@ -143,8 +233,14 @@ class Canary:
     tau: float
 
     def clipped_difference(self) -> float:
-        """||clip_tau(grad f_canary; D1) - clip_tau(grad f_canary; D0)||_{x0}: 2 tau for a canary at
-        the sensitivity the accountant assumes."""
+        """``||clip_tau(grad f_canary; D1) - clip_tau(grad f_canary; D0)||_{x0}``: 2 tau for a canary at
+        the sensitivity the accountant assumes.
+
+        Returns
+        -------
+        float
+            The metric norm of the difference of the two clipped canary gradients at ``x0``.
+        """
         P0, P1 = self.datasets
         M = P0.manifold
         g0 = clip(M, self.x0, P0.grad_sample(self.x0, self.agent, self.record), self.tau)
@@ -169,7 +265,34 @@ def sphere_pca_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 3, margin
     """Sphere PCA (Huang et al. (2024), eq. (6.1), c_i = 1) on S^d, d >= 2: x0 = e_0, u = e_1; the canary (record 0 of
     ``agent``) is z = a (x0 +- u) / sqrt(2) with a^2 = margin tau, whose gradient at x0 is
     -2 (z^T x0)(z - (z^T x0) x0) = -+ a^2 u (norm margin tau, clipped to tau); every other record
-    lies in span(e_2, ..., e_d), orthogonal to x0 and u, so its gradient at x0 is 0."""
+    lies in span(e_2, ..., e_d), orthogonal to x0 and u, so its gradient at x0 is 0.
+
+    Parameters
+    ----------
+    tau : float
+        Clipping threshold, > 0.
+    sizes : sequence of int, optional
+        Records per agent (default ``(8,)``).
+    agent : int, optional
+        The canary's agent (default 0).
+    d : int, optional
+        Sphere dimension, >= 2 (default 3).
+    margin : float, optional
+        Canary gradient norm over ``tau``, >= 1 (default 4).
+    seed : int, optional
+        Seed of the other records (default 0).
+
+    Returns
+    -------
+    Canary
+        The two problems and the audit direction.
+
+    Raises
+    ------
+    ValueError
+        If ``sizes`` is empty or has a non-positive entry, ``agent`` is out of range, ``margin < 1``,
+        ``tau`` is not finite and > 0, or ``d < 2``.
+    """
     where = "sphere_pca_canary"
     sizes = _layout(where, sizes, agent, margin, tau)
     if d < 2:
@@ -193,7 +316,32 @@ def sphere_pca_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 3, margin
 def spd_frechet_canary(tau: float, sizes=(8,), agent: int = 0, n: int = 2, margin: float = 4.0) -> Canary:
     """SPD Frechet mean (Huang et al. (2024), eq. (6.2), c = 1) on SPD(n): X0 = I, U = diag(1, 0, ...) (unit at I);
     the canary is Z = Exp_I(+-r U) with r = margin tau / 2, whose gradient -2 Log_I(Z) = -+ 2 r U
-    has norm margin tau (clipped to tau); every other record is I, with gradient 0 at X0."""
+    has norm margin tau (clipped to tau); every other record is I, with gradient 0 at X0.
+
+    Parameters
+    ----------
+    tau : float
+        Clipping threshold, > 0.
+    sizes : sequence of int, optional
+        Records per agent (default ``(8,)``).
+    agent : int, optional
+        The canary's agent (default 0).
+    n : int, optional
+        Matrix size, >= 1 (default 2).
+    margin : float, optional
+        Canary gradient norm over ``tau``, >= 1 (default 4).
+
+    Returns
+    -------
+    Canary
+        The two problems and the audit direction.
+
+    Raises
+    ------
+    ValueError
+        If ``sizes`` is empty or has a non-positive entry, ``agent`` is out of range, ``margin < 1``,
+        ``tau`` is not finite and > 0, or ``n < 1``.
+    """
     where = "spd_frechet_canary"
     sizes = _layout(where, sizes, agent, margin, tau)
     if n < 1:
@@ -211,14 +359,41 @@ def spd_frechet_canary(tau: float, sizes=(8,), agent: int = 0, n: int = 2, margi
 
 
 def hsp_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 2, margin: float = 4.0, gamma: float = 1.0) -> Canary:
-    """Hyperbolic structured prediction (Huang et al. (2024), eq. (6.3)) on the Lorentz model H^d: every feature equals
+    r"""Hyperbolic structured prediction (Huang et al. (2024), eq. (6.3)) on the Lorentz model H^d: every feature equals
     the test feature w, so the kernel matrix of agent i is the all-ones matrix and
     alpha_ij = 1 / (N_i + gamma) (the solution of (K + gamma I) alpha = 1); x0 = e_0, u = e_1; the
-    canary embedding is y = Exp_{x0}(+-r u) with 2 alpha r = margin tau, whose gradient
-    -2 alpha Log_{x0}(y) has norm margin tau (clipped to tau); every other embedding is x0.
+    canary embedding is ``y = Exp_{x0}(+-r u)`` with 2 alpha r = margin tau, whose gradient
+    ``-2 alpha Log_{x0}(y)`` has norm margin tau (clipped to tau); every other embedding is x0.
     The neighbouring relation replaces the canary's embedding (its label), keeping its feature:
     replacing a feature changes every alpha_ij of the agent, which per-sample clipping does not
-    bound (see proofs_notes/audit_whole_runs.md)."""
+    bound (see proofs_notes/audit_whole_runs.md).
+
+    Parameters
+    ----------
+    tau : float
+        Clipping threshold, > 0.
+    sizes : sequence of int, optional
+        Records per agent (default ``(8,)``).
+    agent : int, optional
+        The canary's agent (default 0).
+    d : int, optional
+        Hyperbolic dimension, >= 1 (default 2).
+    margin : float, optional
+        Canary gradient norm over ``tau``, >= 1 (default 4).
+    gamma : float, optional
+        Ridge :math:`\gamma` of the kernel weights (default 1).
+
+    Returns
+    -------
+    Canary
+        The two problems and the audit direction.
+
+    Raises
+    ------
+    ValueError
+        If ``sizes`` is empty or has a non-positive entry, ``agent`` is out of range, ``margin < 1``,
+        ``tau`` is not finite and > 0, or ``d < 1``.
+    """
     where = "hsp_canary"
     sizes = _layout(where, sizes, agent, margin, tau)
     if d < 1:
@@ -236,7 +411,20 @@ def hsp_canary(tau: float, sizes=(8,), agent: int = 0, d: int = 2, margin: float
 
 
 def canary_statistic(canary: Canary, x) -> float:
-    """<Log_{x0}(x), u>_{x0}: the displacement of a run's output along the canary direction."""
+    """``<Log_{x0}(x), u>_{x0}``: the displacement of a run's output along the canary direction.
+
+    Parameters
+    ----------
+    canary : Canary
+        The canary.
+    x : array_like
+        A run's output point.
+
+    Returns
+    -------
+    float
+        The statistic.
+    """
     M = canary.datasets[0].manifold
     return float(M.inner(canary.x0, M.log(canary.x0, np.asarray(x, dtype=np.float64)), canary.u))
 
@@ -245,7 +433,21 @@ def canary_statistic(canary: Canary, x) -> float:
 @dataclass(frozen=True)
 class Trainer:
     """A trainer as the audit sees it: ``run(problem, x0, rng)`` returns the audited output (a point)
-    and ``event(problem)`` the privacy event the accountant holds for a record of the canary's agent."""
+    and ``event(problem)`` the privacy event the accountant holds for a record of the canary's agent.
+
+    Parameters
+    ----------
+    name : str
+        Name shown in reports.
+    backend : str
+        ``"reference"`` or ``"verified"``.
+    run : callable
+        ``run(problem, x0, rng)``, the audited output.
+    event : callable
+        ``event(problem)``, the accounted event.
+    settings : dict, optional
+        The settings, recorded in the result.
+    """
 
     name: str
     backend: str
@@ -273,7 +475,37 @@ def dp_rsgd_trainer(backend: str, K: int, b: int, sigma: float, tau: float, alph
                     run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
     """DP-RSGD local training of ``agent`` (Algorithm 2 of Huang et al. (2024)), output x_K; event
     ``dp_rsgd_event(sigma, tau, b, N_i, K)``. ``run_sigma`` / ``run_tau`` (default sigma, tau)
-    are what the run uses: a trainer whose run differs from its accounting is a broken trainer."""
+    are what the run uses: a trainer whose run differs from its accounting is a broken trainer.
+
+    Parameters
+    ----------
+    backend : str
+        ``"reference"`` or ``"verified"``.
+    K : int
+        Local steps.
+    b : int
+        Batch size.
+    sigma : float
+        Accounted noise standard deviation.
+    tau : float
+        Accounted clipping threshold.
+    alpha : float
+        Step size.
+    agent : int, optional
+        The trained agent (default 0).
+    run_sigma, run_tau : float or None, optional
+        Noise and threshold the run uses (default ``sigma``, ``tau``).
+
+    Returns
+    -------
+    Trainer
+        The audited trainer.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is unknown.
+    """
     from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event
 
     local = _local("dp_rsgd_trainer", backend)
@@ -292,7 +524,37 @@ def dp_rsgd_trainer(backend: str, K: int, b: int, sigma: float, tau: float, alph
 def dp_rsvrg_trainer(backend: str, K: int, m: int, sigma: float, tau: float, alpha: float, agent: int = 0,
                      run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
     """DP-RSVRG local training of ``agent`` (Algorithm 3 of Huang et al. (2024), tau0 = tau1 = tau), output x_{K,m};
-    event ``dp_rsvrg_event(sigma, tau, tau, N_i, m, K)``."""
+    event ``dp_rsvrg_event(sigma, tau, tau, N_i, m, K)``.
+
+    Parameters
+    ----------
+    backend : str
+        ``"reference"`` or ``"verified"``.
+    K : int
+        Outer local iterations.
+    m : int
+        Inner-loop length.
+    sigma : float
+        Accounted noise standard deviation.
+    tau : float
+        Accounted clipping threshold (both thresholds).
+    alpha : float
+        Step size.
+    agent : int, optional
+        The trained agent (default 0).
+    run_sigma, run_tau : float or None, optional
+        Noise and threshold the run uses (default ``sigma``, ``tau``).
+
+    Returns
+    -------
+    Trainer
+        The audited trainer.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is unknown.
+    """
     from prirfed.reference.accounting.prirfed_accountant import dp_rsvrg_event
 
     local = _local("dp_rsvrg_trainer", backend)
@@ -311,7 +573,35 @@ def dp_rsvrg_trainer(backend: str, K: int, m: int, sigma: float, tau: float, alp
 def dp_rgd_trainer(backend: str, T: int, b: int, sigma: float, tau: float, alpha: float,
                    run_sigma: float | None = None, run_tau: float | None = None) -> Trainer:
     """DP-RGD of Han et al. (2024) (Algorithm 1, with the clipping of Huang et al. (2024)) on the pooled data, output w_T; event
-    the run's own (``dp_rgd_run_event``: T steps, batch b of n, sensitivity 2 tau / b)."""
+    the run's own (``dp_rgd_run_event``: T steps, batch b of n, sensitivity 2 tau / b).
+
+    Parameters
+    ----------
+    backend : str
+        ``"reference"`` or ``"verified"``.
+    T : int
+        Steps.
+    b : int
+        Batch size.
+    sigma : float
+        Accounted noise standard deviation.
+    tau : float
+        Accounted clipping threshold.
+    alpha : float
+        Step size.
+    run_sigma, run_tau : float or None, optional
+        Noise and threshold the run uses (default ``sigma``, ``tau``).
+
+    Returns
+    -------
+    Trainer
+        The audited trainer.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is unknown.
+    """
     from prirfed.backend import trainers
     from prirfed.reference.trainers.privacy import dp_rgd_run_event
 
@@ -337,7 +627,47 @@ def prirfed_trainer(backend: str, T: int, s: int, local: str, K: int, sigma: flo
     with ``others_sigma`` (default sigma). A record of ``agent`` is private by ``agent``'s own event
     (parallel composition: the others' computations are post-processing of the server iterates),
     ``prirfed_event(local_event_agent, N, s, T)``, so a small ``others_sigma`` keeps the accounted
-    privacy of the canary unchanged and makes the server view close to the canary's uploads."""
+    privacy of the canary unchanged and makes the server view close to the canary's uploads.
+
+    Parameters
+    ----------
+    backend : str
+        ``"reference"`` or ``"verified"``.
+    T : int
+        Rounds.
+    s : int
+        Agents sampled per round.
+    local : str
+        ``"dp_rsgd"`` or ``"dp_rsvrg"``.
+    K : int
+        Local iterations.
+    sigma : float
+        The canary agent's accounted noise.
+    tau : float
+        Accounted clipping threshold.
+    alpha : float
+        Step size.
+    agent : int, optional
+        The canary's agent (default 0).
+    b : int, array_like or None, optional
+        DP-RSGD batch size(s) (default: full batch).
+    m : int, optional
+        DP-RSVRG inner-loop length (default 1).
+    others_sigma : float or None, optional
+        Noise of the other agents (default ``sigma``).
+    run_sigma, run_tau : float or None, optional
+        Noise and threshold the canary's agent uses in the run (default ``sigma``, ``tau``).
+
+    Returns
+    -------
+    Trainer
+        The audited trainer.
+
+    Raises
+    ------
+    ValueError
+        If ``backend`` is unknown.
+    """
     from prirfed.backend import trainers
     from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
 
@@ -367,9 +697,20 @@ def prirfed_trainer(backend: str, T: int, s: int, local: str, K: int, sigma: flo
 
 # ---------------------------------------------------------------------------------------- the audit
 def gdp_claim(event: Event) -> float | None:
-    """mu when the accountant's claim for ``event`` is exactly mu-GDP, else None: a composition of
+    r"""mu when the accountant's claim for ``event`` is exactly mu-GDP, else None: a composition of
     Gaussians (``rdp.effective_gaussian``: mu = 1 / z_eff, Dong, Roth, Su 2022 Cor. 3.3), also
-    inside the ``Activation(1, .)`` of a PriRFed round with every agent sampled (s = N)."""
+    inside the ``Activation(1, .)`` of a PriRFed round with every agent sampled (s = N).
+
+    Parameters
+    ----------
+    event : Event
+        The accounted event.
+
+    Returns
+    -------
+    float or None
+        :math:`\mu` (``inf`` for zero noise), or ``None``.
+    """
     def strip(e):
         if isinstance(e, Activation) and e.rho == 1.0:
             return strip(e.inner)
@@ -383,8 +724,28 @@ def gdp_claim(event: Event) -> float | None:
 
 @dataclass(frozen=True)
 class TestBound:
-    """The chosen test (``side`` +1: "statistic > threshold means dataset 1", -1: "<") and its
-    counted errors on the evaluation halves, the Clopper-Pearson upper bounds and the bound."""
+    r"""The chosen test (``side`` +1: "statistic > threshold means dataset 1", -1: "<") and its
+    counted errors on the evaluation halves, the Clopper-Pearson upper bounds and the bound.
+
+    Parameters
+    ----------
+    method : str
+        ``"threshold"`` or ``"gdp"``.
+    threshold : float
+        The chosen threshold.
+    side : int
+        +1 or -1.
+    false_positives, n0 : int
+        Errors and runs on dataset 0's evaluation half.
+    false_negatives, n1 : int
+        Errors and runs on dataset 1's evaluation half.
+    fpr_upper, fnr_upper : float
+        Clopper-Pearson upper bounds of the two rates.
+    eps_lower : float
+        The lower bound on :math:`\epsilon`.
+    mu_lower : float or None
+        The lower bound on :math:`\mu` (GDP method), else ``None``.
+    """
 
     __test__ = False  # not a pytest class
 
@@ -420,11 +781,36 @@ def _errors(s0, s1, t, side):
 
 def best_test_bound(s0, s1, delta: float, confidence: float = 0.95, method: str = "threshold",
                     n_thresholds: int = 400) -> TestBound:
-    """Lower bound on eps (``method="threshold"``) or on mu (``"gdp"``) from the statistics of the
+    r"""Lower bound on eps (``method="threshold"``) or on mu (``"gdp"``) from the statistics of the
     runs on dataset 0 (``s0``) and dataset 1 (``s1``), both sides of the test: the threshold
     maximising the bound on the first halves, errors counted on the second halves; each error
     rate bounded at level (1 - confidence) / 2, so the returned bound exceeds the truth with
-    probability <= 1 - confidence."""
+    probability <= 1 - confidence.
+
+    Parameters
+    ----------
+    s0, s1 : array_like
+        1-D finite statistics, at least 4 runs each.
+    delta : float
+        :math:`\delta \in [0, 1)`.
+    confidence : float, optional
+        In (0, 1) (default 0.95).
+    method : str, optional
+        ``"threshold"`` (default) or ``"gdp"``.
+    n_thresholds : int, optional
+        Candidate thresholds (quantiles of the selection halves; default 400).
+
+    Returns
+    -------
+    TestBound
+        The chosen test and its bound.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, ``confidence`` not in (0, 1), ``delta`` not in [0, 1), a sample is
+        not 1-D with at least 4 runs, or a statistic is not finite.
+    """
     where = "best_test_bound"
     if method not in METHODS:
         raise ValueError(f"{where}: method must be one of {METHODS} (got {method!r})")
@@ -456,7 +842,29 @@ def best_test_bound(s0, s1, delta: float, confidence: float = 0.95, method: str 
 
 def run_statistics(trainer: Trainer, canary: Canary, n_runs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The statistic of ``n_runs`` runs of ``trainer`` on each dataset of ``canary``; run r on
-    dataset k uses ``default_rng(SeedSequence([seed, k, r]))``."""
+    dataset k uses ``default_rng(SeedSequence([seed, k, r]))``.
+
+    Parameters
+    ----------
+    trainer : Trainer
+        The audited trainer.
+    canary : Canary
+        The canary.
+    n_runs : int
+        Runs per dataset, >= 4.
+    seed : int
+        Base seed.
+
+    Returns
+    -------
+    s0, s1 : numpy.ndarray
+        The statistics on dataset 0 and dataset 1.
+
+    Raises
+    ------
+    ValueError
+        If ``n_runs`` is not an integer >= 4.
+    """
     if not (isinstance(n_runs, (int, np.integer)) and n_runs >= 4):
         raise ValueError(f"run_statistics: n_runs must be an integer >= 4 (got {n_runs!r})")
     out = []
@@ -471,10 +879,32 @@ def run_statistics(trainer: Trainer, canary: Canary, n_runs: int, seed: int) -> 
 
 @dataclass(frozen=True)
 class AuditResult:
-    """One audit: the empirical lower bound (``bound``), the accountant's upper bound
+    r"""One audit: the empirical lower bound (``bound``), the accountant's upper bound
     ``eps_upper`` and attainable lower bound ``eps_attainable`` (the eps of a pair the accountant
     knows a mechanism matching the event produces) at ``delta``; ``mu_claimed`` the GDP parameter
-    the accountant claims when the event is a Gaussian composition (else None)."""
+    the accountant claims when the event is a Gaussian composition (else None).
+
+    Parameters
+    ----------
+    trainer, backend, canary : str
+        What was audited.
+    n_runs, seed : int
+        Runs per dataset and base seed.
+    delta, confidence : float
+        The audit's :math:`\delta` and confidence.
+    bound : TestBound
+        The empirical bound.
+    eps_upper : float
+        The accountant's upper bound.
+    eps_attainable : float
+        The accountant's attainable lower bound.
+    mu_claimed : float or None
+        The claimed GDP parameter, if any.
+    seconds : float
+        Wall time of the runs.
+    settings : dict
+        The trainer's settings.
+    """
 
     trainer: str
     backend: str
@@ -507,6 +937,13 @@ class AuditResult:
         return self.eps_lower > self.eps_upper
 
     def row(self) -> dict:
+        """
+
+        Returns
+        -------
+        dict
+            The result's fields for a table row.
+        """
         return dict(trainer=self.trainer, backend=self.backend, canary=self.canary, n_runs=self.n_runs,
                     method=self.bound.method, eps_lower=self.eps_lower, eps_upper=self.eps_upper,
                     eps_attainable=self.eps_attainable, ratio=self.ratio, mu_lower=self.bound.mu_lower,
@@ -515,10 +952,42 @@ class AuditResult:
 
 def audit(trainer: Trainer, canary: Canary, n_runs: int, seed: int, delta: float = 1e-5, confidence: float = 0.95,
           method: str = "threshold", accountant="best") -> AuditResult:
-    """Audit ``trainer`` with ``canary``: ``n_runs`` seeded runs per dataset, the best test's
+    r"""Audit ``trainer`` with ``canary``: ``n_runs`` seeded runs per dataset, the best test's
     lower bound (:func:`best_test_bound`) and the accountant's bounds for the same settings.
     ``method="gdp"`` requires an event that is a composition of Gaussians (the accountant's claim
-    is then exactly mu-GDP); ``ValueError`` otherwise."""
+    is then exactly mu-GDP); ``ValueError`` otherwise.
+
+    Parameters
+    ----------
+    trainer : Trainer
+        The audited trainer.
+    canary : Canary
+        The canary.
+    n_runs : int
+        Runs per dataset, >= 4.
+    seed : int
+        Base seed.
+    delta : float, optional
+        :math:`\delta` (default 1e-5).
+    confidence : float, optional
+        In (0, 1) (default 0.95).
+    method : str, optional
+        ``"threshold"`` (default) or ``"gdp"``.
+    accountant : str or object, optional
+        The accountant of the upper bound (default ``"best"``).
+
+    Returns
+    -------
+    AuditResult
+        The audit.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, the trainer's event is not an Event, ``method="gdp"`` is asked for
+        an event that is not a composition of Gaussians, or as :func:`run_statistics` and
+        :func:`best_test_bound`.
+    """
     where = "audit"
     if method not in METHODS:
         raise ValueError(f"{where}: method must be one of {METHODS} (got {method!r})")

@@ -69,7 +69,29 @@ _NO_SWAP = {"isinstance", "issubclass", "getattr", "setattr", "hasattr", "ValueE
 
 @dataclasses.dataclass(frozen=True)
 class Mutant:
-    """One mutation of one module: ``key`` is stable under edits elsewhere in the file."""
+    """One mutation of one module: ``key`` is stable under edits elsewhere in the file.
+
+    Parameters
+    ----------
+    path : str
+        Repository-relative file, e.g. ``reference/accounting/rdp.py``.
+    module : str
+        Dotted import name, e.g. ``prirfed.reference.accounting.rdp``.
+    line : int
+        Line of the mutated node.
+    qualname : str
+        Enclosing function or class, ``"<module>"`` at top level.
+    op : str
+        The mutation operator.
+    original : str
+        The original text (shortened).
+    replacement : str
+        The replacement text (shortened).
+    key : str
+        Stable identifier (``path::qualname::op::original => replacement``, numbered on repeats).
+    span : tuple
+        ``(source bytes, start, end, new text)`` to build the mutated file.
+    """
 
     path: str          # repository-relative, e.g. reference/accounting/rdp.py
     module: str        # dotted import name, e.g. prirfed.reference.accounting.rdp
@@ -264,7 +286,20 @@ def _byte_offsets(src_bytes: bytes):
 
 def mutants_of(path: str | Path, root: str | Path = ".") -> list[Mutant]:
     """Every mutant of one file (``path`` relative to ``root``), in source order (a few may not
-    compile: :meth:`Mutant.compiles`; :func:`collect` drops those)."""
+    compile: :meth:`Mutant.compiles`; :func:`collect` drops those).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file, relative to ``root``.
+    root : str or pathlib.Path, optional
+        Repository root (default ``"."``).
+
+    Returns
+    -------
+    list of Mutant
+        The mutants.
+    """
     root = Path(root)
     rel = Path(path).as_posix()
     src = (root / rel).read_text(encoding="utf-8")
@@ -293,7 +328,18 @@ def mutants_of(path: str | Path, root: str | Path = ".") -> list[Mutant]:
 
 
 def load_config(path: Path = CONFIG) -> dict:
-    """The checked-in mapping: ``[[area]]`` tables with ``modules`` (globs), ``tests``, ``target``."""
+    """The checked-in mapping: ``[[area]]`` tables with ``modules`` (globs), ``tests``, ``target``.
+
+    Parameters
+    ----------
+    path : pathlib.Path, optional
+        The TOML file (default: the checked-in ``mutation_config.toml``).
+
+    Returns
+    -------
+    dict
+        The parsed configuration.
+    """
     with open(path, "rb") as f:
         return tomllib.load(f)
 
@@ -560,6 +606,19 @@ def write_report(results, per, config, out: Path, header: str):
 
 
 def main(argv=None) -> int:
+    """The command ``python -m prirfed.testing.mutation``: collect, run and report mutants.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        Command-line arguments (default ``sys.argv[1:]``); ``--help`` lists them.
+
+    Returns
+    -------
+    int
+        Exit status: 0, 1 when a score is under its target (``--fail-under``,
+        ``--fail-under-total``), 2 when the unmutated tests of a module do not pass.
+    """
     ap = argparse.ArgumentParser(prog="python -m prirfed.testing.mutation", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="*", help="files or globs (default: every module of mutation_config.toml)")
     ap.add_argument("--root", default=".", help="repository root (default: .)")

@@ -125,7 +125,7 @@ def paper_sigma_dp_rsvrg(eps: float, delta: float, m: int, K: int, tau: float, N
     N_i : int
         The agent's number of records.
     o_tilde : float, optional
-        The paper's constant :math:`	ilde o_i` (default 1).
+        The paper's constant :math:`\tilde o_i` (default 1).
 
     Returns
     -------
@@ -597,8 +597,8 @@ def calibrate_sigma_prirfed(eps: float, delta: float, N: int, s: int, T: int, tr
         Relative width of the final bracket (default 1e-6).
     accountant : str or object, optional
         ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants), ``"pld"``, ``"rdp"`` or an accountant object.
-    **kw
-        The local trainer's settings: ``K, tau, N_i, b`` for DP-RSGD, ``m, K, tau0, tau1, N_i`` for
+    kw
+        Keyword arguments: the local trainer's settings: ``K, tau, N_i, b`` for DP-RSGD, ``m, K, tau0, tau1, N_i`` for
         DP-RSVRG (a missing or unknown keyword is a ``ValueError`` naming it).
 
     Returns

@@ -1,7 +1,7 @@
 """The *paper accountant*: the privacy statements of Huang et al. (2024) (PriRFed) exactly as printed.
 
 Every function here reproduces a statement of Huang et al. (2024) Sections 2 and 4 faithfully, including
-Theorem 4.2, which is NOT a valid privacy guarantee for PriRFed (ERRATA lead 1: it amplifies by
+Theorem 4.2, which is NOT a valid privacy guarantee for PriRFed (see the errata page: it amplifies by
 agent sampling, which needs user-level DP, and it composes the s parallel agents sequentially).
 Use :mod:`prirfed.reference.accounting.prirfed_accountant` for a sound bound. The derivations
 and the counterexample are in ``proofs_notes/accounting_theorem_4_2.md`` and
@@ -67,9 +67,28 @@ def _log1p_rho_expm1(rho: float, x: float) -> float:
 
 
 def sequential_composition(eps: Sequence[float], delta: Sequence[float]) -> tuple[float, float]:
-    """Sequential composition, Theorem 2.2 of Huang et al. (2024) (DR14 Thm 3.16): ``(sum eps_i, sum delta_i)``.
+    r"""Sequential composition, Theorem 2.2 of Huang et al. (2024) (DR14 Thm 3.16): ``(sum eps_i, sum delta_i)``.
 
-    Paper accountant (Huang et al. (2024), faithful). Valid for adaptive composition.
+    Paper accountant (Huang et al. (2024), faithful; Dwork and Roth (2014), Theorem 3.16). Valid
+    for adaptive composition.
+
+    Parameters
+    ----------
+    eps : sequence of float
+        The :math:`\epsilon_i > 0` of the composed mechanisms.
+    delta : sequence of float
+        Their :math:`\delta_i \in [0, 1)`, as many as ``eps``.
+
+    Returns
+    -------
+    eps_total, delta_total : float
+        :math:`(\sum_i\epsilon_i, \sum_i\delta_i)`.
+
+    Raises
+    ------
+    ValueError
+        If an :math:`\epsilon_i` is not > 0, a :math:`\delta_i` is not in [0, 1), or the two
+        sequences are empty or of different lengths.
     """
     eps = [check_epsilon("sequential_composition", e, "eps_i") for e in eps]
     delta = [check_delta("sequential_composition", d, "delta_i", allow_zero=True) for d in delta]
@@ -79,11 +98,33 @@ def sequential_composition(eps: Sequence[float], delta: Sequence[float]) -> tupl
 
 
 def advanced_composition(eps: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
-    """Advanced composition, Theorem 2.3 of Huang et al. (2024) (DRV10): k-fold adaptive composition of (eps, delta)-DP is
+    r"""Advanced composition, Theorem 2.3 of Huang et al. (2024) (DRV10): k-fold adaptive composition of (eps, delta)-DP.
 
-    ``(sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1),  delta' + k delta)``-DP.
+    It is :math:`(\sqrt{2k\log(1/\delta')}\,\epsilon + k\epsilon(e^\epsilon - 1),\ \delta' + k\delta)`-DP.
+    Paper accountant (Huang et al. (2024), faithful); the statement is the theorem of Dwork,
+    Rothblum and Vadhan (2010) and is correct.
 
-    Paper accountant (Huang et al. (2024), faithful); the statement is the DRV10 theorem and is correct.
+    Parameters
+    ----------
+    eps : float
+        Per-mechanism :math:`\epsilon > 0`.
+    delta : float
+        Per-mechanism :math:`\delta \in [0, 1)`.
+    k : int
+        Number of compositions, >= 1.
+    delta_prime : float
+        The slack :math:`\delta' \in (0, 1)`.
+
+    Returns
+    -------
+    eps_total, delta_total : float
+        The composed :math:`(\epsilon, \delta)`; :math:`\epsilon` is ``inf`` when
+        :math:`e^\epsilon` overflows.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     eps = check_epsilon("advanced_composition", eps)
     delta = check_delta("advanced_composition", delta, allow_zero=True)
@@ -94,11 +135,31 @@ def advanced_composition(eps: float, delta: float, k: int, delta_prime: float) -
 
 
 def subsampling_lemma_4_1(eps: float, delta: float, rho: float) -> tuple[float, float]:
-    """Subsampling without replacement, Lemma 4.1 of Huang et al. (2024): ``(log(1 + rho (e^eps - 1)), rho delta)``.
+    r"""Subsampling without replacement, Lemma 4.1 of Huang et al. (2024): ``(log(1 + rho (e^eps - 1)), rho delta)``.
 
-    Paper accountant (Huang et al. (2024), faithful). Correct when the subsampled *units* are the units of the
-    neighbouring relation (records sampled from a dataset under replace-one, BBG18); Huang et al. (2024) applies
-    it to agents while adjacency is record-level, which is the flaw of Theorem 4.2 (lead 1).
+    Paper accountant (Huang et al. (2024), faithful). Correct when the subsampled *units* are the
+    units of the neighbouring relation (records sampled from a dataset under replace-one; Balle,
+    Barthe and Gaboardi (2018)); Huang et al. (2024) apply it to agents while adjacency is
+    record-level, which is the flaw of Theorem 4.2 (see the errata page).
+
+    Parameters
+    ----------
+    eps : float
+        :math:`\epsilon > 0` of the mechanism on the subsample.
+    delta : float
+        Its :math:`\delta \in [0, 1)`.
+    rho : float
+        Sampling ratio in (0, 1].
+
+    Returns
+    -------
+    eps_sub, delta_sub : float
+        :math:`(\log(1 + \rho(e^\epsilon - 1)), \rho\delta)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     eps = check_epsilon("subsampling_lemma_4_1", eps)
     delta = check_delta("subsampling_lemma_4_1", delta, allow_zero=True)
@@ -107,10 +168,30 @@ def subsampling_lemma_4_1(eps: float, delta: float, rho: float) -> tuple[float, 
 
 
 def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
-    """Group privacy (DR14 p. 20, as quoted in the proof of Huang et al. (2024) Thm 4.1): ``(c eps, c e^{(c-1) eps} delta)``.
+    r"""Group privacy (DR14 p. 20, as quoted in the proof of Huang et al. (2024) Thm 4.1): ``(c eps, c e^{(c-1) eps} delta)``.
 
-    Paper accountant (Huang et al. (2024), faithful). DR14 state the delta term as ``c e^{(c-1) eps} delta``;
-    the tight value is ``delta (e^{c eps} - 1) / (e^eps - 1)`` which is never larger.
+    Paper accountant (Huang et al. (2024), faithful). Dwork and Roth (2014) state the delta term as
+    :math:`c e^{(c-1)\epsilon}\delta`; the tight value
+    :math:`\delta(e^{c\epsilon} - 1)/(e^\epsilon - 1)` is never larger.
+
+    Parameters
+    ----------
+    eps : float
+        :math:`\epsilon > 0` for one individual.
+    delta : float
+        :math:`\delta \in [0, 1)`.
+    c : int
+        Group size, >= 1.
+
+    Returns
+    -------
+    eps_group, delta_group : float
+        :math:`(c\epsilon, c e^{(c-1)\epsilon}\delta)` (``inf`` on overflow).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     eps = check_epsilon("group_privacy", eps)
     delta = check_delta("group_privacy", delta, allow_zero=True)
@@ -122,9 +203,29 @@ def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
 
 
 def preprocessing_theorem_4_1(eps: float, delta: float, c: int) -> tuple[float, float]:
-    """Pre-processing by a c-stable transformation, Theorem 4.1 of Huang et al. (2024): ``(c eps, c e^{(c-1) eps} delta)``.
+    r"""Pre-processing by a c-stable transformation, Theorem 4.1 of Huang et al. (2024): ``(c eps, c e^{(c-1) eps} delta)``.
 
-    Paper accountant (Huang et al. (2024), faithful): group privacy of size ``c`` applied to ``A o T``.
+    Paper accountant (Huang et al. (2024), faithful): group privacy of size ``c`` applied to
+    :math:`A \circ T` (:func:`group_privacy`).
+
+    Parameters
+    ----------
+    eps : float
+        :math:`\epsilon > 0` of the mechanism.
+    delta : float
+        Its :math:`\delta \in [0, 1)`.
+    c : int
+        Stability constant of the transformation, >= 1.
+
+    Returns
+    -------
+    eps_pre, delta_pre : float
+        :math:`(c\epsilon, c e^{(c-1)\epsilon}\delta)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     return group_privacy(eps, delta, c)
 
@@ -142,7 +243,7 @@ def _theorem_4_2_inputs(where, eps, delta, N, s, T, delta_hat):
 
 
 def theorem_4_2(eps: float, delta: float, N: int, s: int, T: int, delta_hat: float) -> tuple[float, float]:
-    """Theorem 4.2 of Huang et al. (2024) ("privacy guarantee of Algorithm 1") exactly as printed. NOT SOUND (lead 1).
+    r"""Theorem 4.2 of Huang et al. (2024) ("privacy guarantee of Algorithm 1") exactly as printed. NOT SOUND.
 
     Paper accountant (Huang et al. (2024), faithful)::
 
@@ -152,10 +253,36 @@ def theorem_4_2(eps: float, delta: float, N: int, s: int, T: int, delta_hat: flo
         eps'      = min(T eps_tilde, sqrt(2 T ln(1/delta_hat)) eps_tilde + T eps_tilde (exp(eps_tilde) - 1))
         delta'    = delta_hat + T delta_til
 
-    The extracted text places ``eps_tilde`` inside the square root; Table 1 of Huang et al. (2024) is reproduced
-    (all 48 cells, ``tests/accounting/test_paper.py::test_table_1_all_cells``) only with
-    ``eps_tilde`` outside it, as in the proof's last line and in Theorem 2.3. The guarantee itself
-    is violated by an explicit mechanism (``tests/accounting/test_counterexample.py``).
+    The extracted text places ``eps_tilde`` inside the square root; Table 1 of Huang et al. (2024)
+    is reproduced (all 48 cells, ``tests/accounting/test_paper.py::test_table_1_all_cells``) only
+    with ``eps_tilde`` outside it, as in the proof's last line and in Theorem 2.3. The guarantee
+    itself is violated by an explicit mechanism (``tests/accounting/test_counterexample.py``; see
+    the errata page).
+
+    Parameters
+    ----------
+    eps : float
+        Local-training :math:`\epsilon > 0` of one agent.
+    delta : float
+        Local-training :math:`\delta \in [0, 1)`.
+    N : int
+        Number of agents, >= 1.
+    s : int
+        Agents sampled per round, ``1 <= s <= N``.
+    T : int
+        Rounds, >= 1.
+    delta_hat : float
+        The :math:`\hat\delta \in (0, 1)` of advanced composition.
+
+    Returns
+    -------
+    eps_prime, delta_prime : float
+        The theorem's :math:`(\epsilon', \delta')`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or ``s > N``.
     """
     eps, delta, N, s, T, delta_hat = _theorem_4_2_inputs("theorem_4_2", eps, delta, N, s, T, delta_hat)
     rho = s / N
@@ -166,7 +293,7 @@ def theorem_4_2(eps: float, delta: float, N: int, s: int, T: int, delta_hat: flo
     return min(eps_seq, eps_adv), delta_hat + T * delta_tilde
 
 
-#: (N, s) rows of Table 1 of 000, in the printed order.
+#: (N, s) rows of Table 1 of Huang et al. (2024), in the printed order.
 TABLE_1_ROWS = ((100, 1), (100, 5), (200, 1), (500, 5), (300, 5), (300, 10), (400, 5), (400, 10))
 #: The outer-iteration columns of Table 1.
 TABLE_1_T = (50, 100, 200, 300, 400, 500)
@@ -179,8 +306,11 @@ TABLE_1_DELTA_HAT = 1e-3
 def table_1() -> list[dict]:
     """All 48 cells of Table 1 of Huang et al. (2024), recomputed from :func:`theorem_4_2` (paper accountant).
 
-    Returns one dict per cell with keys ``N, s, rho, T, eps_prime, delta_prime``, rows in the
-    printed order, T increasing within a row.
+    Returns
+    -------
+    list of dict
+        One dict per cell with keys ``N, s, rho, T, eps_prime, delta_prime``, rows in the printed
+        order, ``T`` increasing within a row.
     """
     cells = []
     for N, s in TABLE_1_ROWS:
@@ -191,18 +321,42 @@ def table_1() -> list[dict]:
 
 
 class PaperAccountant:
-    """Accountant that applies Huang et al.'s (2024) theorems to black-box events (paper accountant, faithful).
+    r"""Accountant that applies Huang et al.'s (2024) theorems to black-box events (paper accountant, faithful).
 
-    Supports ``EpsilonDelta``, ``SampledWithoutReplacement`` of a supported event (Lemma 4.1,
-    valid for records), ``Composed`` and ``SelfComposed`` (Theorem 2.2, or Theorem 2.3 for
-    ``SelfComposed`` when ``delta_prime`` is given and it is smaller). Anything else (Gaussian,
-    Activation, ...) raises ``ValueError``: Huang et al. (2024) gives no theorem for it.
+    Supports ``EpsilonDelta``, ``SampledWithoutReplacement`` of a supported event (Huang
+    et al. (2024), Lemma 4.1, valid for records), ``Composed`` and ``SelfComposed`` (their Theorem 2.2, or
+    Theorem 2.3 for ``SelfComposed`` when ``delta_prime`` is given and it is smaller). Anything else
+    (Gaussian, Activation, ...) is refused by :meth:`epsilon_delta` with ``ValueError``:
+    Huang et al. (2024) give no theorem for it.
+
+    Parameters
+    ----------
+    delta_prime : float or None, optional
+        Slack :math:`\delta' \in (0, 1)` that enables advanced composition; ``None`` (default) for
+        sequential composition only.
+
+    Raises
+    ------
+    ValueError
+        If ``delta_prime`` is not in (0, 1).
     """
 
     def __init__(self, delta_prime: float | None = None):
         self.delta_prime = None if delta_prime is None else check_delta("PaperAccountant", delta_prime, "delta_prime")
 
     def supports(self, event: Event) -> bool:
+        """Whether the paper's theorems cover ``event``.
+
+        Parameters
+        ----------
+        event : Event
+            The event to check.
+
+        Returns
+        -------
+        bool
+            ``True`` for ``EpsilonDelta`` and for subsampling and compositions built from supported events.
+        """
         if isinstance(event, EpsilonDelta):
             return True
         if isinstance(event, SampledWithoutReplacement):
@@ -214,6 +368,23 @@ class PaperAccountant:
         return False
 
     def epsilon_delta(self, event: Event) -> tuple[float, float]:
+        r"""The :math:`(\epsilon, \delta)` the paper's theorems give ``event``.
+
+        Parameters
+        ----------
+        event : Event
+            A supported event (:meth:`supports`).
+
+        Returns
+        -------
+        eps, delta : float
+            The guarantee.
+
+        Raises
+        ------
+        ValueError
+            If the paper states no theorem for ``event``.
+        """
         if not self.supports(event):
             raise ValueError(f"PaperAccountant.epsilon_delta: 000 states no theorem for {event!r}")
         if isinstance(event, EpsilonDelta):

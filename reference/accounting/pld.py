@@ -113,11 +113,30 @@ def _as_eps(where, eps):
 
 
 def gaussian_delta(eps, mu: float):
-    """Exact privacy curve of the Gaussian pair ``(N(mu, 1), N(0, 1))`` (Balle & Wang 2018, Thm 8):
+    r"""Exact privacy curve of the Gaussian pair ``(N(mu, 1), N(0, 1))`` (Balle & Wang 2018, Thm 8).
 
-    ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``, evaluated as
-    ``Phi(a) (1 - exp(eps + log Phi(b) - log Phi(a)))`` with ``log_ndtr`` (no cancellation when both
-    terms are tiny). Symmetric: the same for ``(N(0,1), N(mu,1))``.
+    Balle and Wang (2018), Theorem 8:
+    :math:`\delta(\epsilon) = \Phi(\mu/2 - \epsilon/\mu) - e^\epsilon\Phi(-\mu/2 - \epsilon/\mu)`,
+    evaluated as :math:`\Phi(a)(1 - \exp(\epsilon + \log\Phi(b) - \log\Phi(a)))` with ``log_ndtr``
+    (no cancellation when both terms are tiny). Symmetric: the same for
+    :math:`(N(0,1), N(\mu,1))`.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        :math:`\epsilon \ge 0` (finite).
+    mu : float
+        Shift :math:`\mu > 0` (sensitivity over noise standard deviation).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\delta(\epsilon)`, a float for scalar ``eps``.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not finite and > 0, or an ``eps`` is not finite and >= 0.
     """
     mu = check_positive("gaussian_delta", "mu", mu)
     e = _as_eps("gaussian_delta", eps)
@@ -129,9 +148,33 @@ def gaussian_delta(eps, mu: float):
 
 
 def kov_delta(eps, eps0: float, delta0: float):
-    """Privacy curve of Kairouz-Oh-Viswanath's canonical ``(eps0, delta0)`` pair (KOV17 Thm 2.1):
-    ``delta0 + (1 - delta0) (e^{eps0} - e^{eps})_+ / (1 + e^{eps0})`` (atoms: P-only ``delta0``, loss
-    ``+eps0`` and ``-eps0``). Every (eps0, delta0)-DP mechanism is dominated by it."""
+    r"""Privacy curve of Kairouz-Oh-Viswanath's canonical ``(eps0, delta0)`` pair (KOV17 Thm 2.1).
+
+    Kairouz, Oh and Viswanath (2017), Theorem 2.1:
+    :math:`\delta(\epsilon) = \delta_0 + (1 - \delta_0)(e^{\epsilon_0} - e^{\epsilon})_+/(1 + e^{\epsilon_0})`
+    (atoms: P-only :math:`\delta_0`, losses :math:`+\epsilon_0` and :math:`-\epsilon_0`). Every
+    :math:`(\epsilon_0, \delta_0)`-DP mechanism is dominated by it.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        :math:`\epsilon \ge 0`.
+    eps0 : float
+        :math:`\epsilon_0 > 0`.
+    delta0 : float
+        :math:`\delta_0 \in [0, 1)`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\delta(\epsilon)`, a float for scalar ``eps``.
+
+    Raises
+    ------
+    ValueError
+        If an ``eps`` is not finite and >= 0, ``eps0`` is not finite and > 0, or ``delta0`` is not
+        in [0, 1).
+    """
     e = _as_eps("kov_delta", eps)
     eps0 = check_positive("kov_delta", "eps0", eps0)
     delta0 = check_delta("kov_delta", delta0, "delta0", allow_zero=True)
@@ -140,11 +183,31 @@ def kov_delta(eps, eps0: float, delta0: float):
 
 
 def subsampled_delta(eps, q: float, inner):
-    """Sampling without replacement, replace-one, ratio ``q``: ``q h(log(1 + (e^eps - 1)/q))``.
+    r"""Sampling without replacement, replace-one, ratio ``q``: ``q h(log(1 + (e^eps - 1)/q))``.
 
-    Balle, Barthe, Gaboardi 2018, Thm 2 (advanced joint convexity) with the coupling of their Thm 10
-    (derivation in accounting_pld.md): if ``h`` bounds the inner mechanism's curve for both orders of
-    every neighbouring pair, this bounds the subsampled mechanism's, for both orders.
+    Balle, Barthe and Gaboardi (2018), Theorem 2 (advanced joint convexity) with the coupling of
+    their Theorem 10 (derivation in ``proofs_notes/accounting_pld.md``): if ``inner`` bounds the
+    inner mechanism's curve for both orders of every neighbouring pair, this bounds the subsampled
+    mechanism's, for both orders.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        :math:`\epsilon \ge 0`.
+    q : float
+        Sampling ratio in (0, 1].
+    inner : callable
+        The inner curve :math:`h`, vectorised over :math:`\epsilon`.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        :math:`q\,h(\log(1 + (e^\epsilon - 1)/q))` (``inner(eps)`` itself at ``q = 1``).
+
+    Raises
+    ------
+    ValueError
+        If an ``eps`` is not finite and >= 0, or ``q`` is not in (0, 1].
     """
     e = _as_eps("subsampled_delta", eps)
     q = check_probability("subsampled_delta", q)
@@ -157,9 +220,31 @@ def subsampled_delta(eps, q: float, inner):
 
 
 def poisson_add_delta(eps, q: float, mu: float):
-    """``H_{e^eps}(N(0,1) || (1-q) N(0,1) + q N(mu,1))``: the add direction of the Poisson-subsampled
-    Gaussian (ZDW22 Thm 11). Non-zero only for ``eps < -log(1-q)``; the set where the loss exceeds eps
-    is ``x < x_eps``, ``(1-q) + q e^{mu x - mu^2/2} = e^{-eps}``."""
+    r"""The add direction of the Poisson-subsampled Gaussian: ``H_{e^eps}(N(0,1) || (1-q) N(0,1) + q N(mu,1))``.
+
+    Zhu, Dong and Wang (2022), Theorem 11. Non-zero only for :math:`\epsilon < -\log(1-q)`; the
+    set where the loss exceeds :math:`\epsilon` is :math:`x < x_\epsilon` with
+    :math:`(1-q) + q e^{\mu x - \mu^2/2} = e^{-\epsilon}`.
+
+    Parameters
+    ----------
+    eps : array_like
+        :math:`\epsilon \ge 0`.
+    q : float
+        Poisson sampling probability in (0, 1].
+    mu : float
+        Gaussian shift :math:`\mu > 0`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The hockey-stick divergence at each ``eps`` (:func:`gaussian_delta` at ``q = 1``).
+
+    Raises
+    ------
+    ValueError
+        If an ``eps`` is not finite and >= 0, ``q`` is not in (0, 1], or ``mu`` is not finite and > 0.
+    """
     e = _as_eps("poisson_add_delta", eps)
     q = check_probability("poisson_add_delta", q)
     mu = check_positive("poisson_add_delta", "mu", mu)
@@ -177,11 +262,33 @@ def poisson_add_delta(eps, q: float, mu: float):
 
 
 def binomial_gaussian_delta(eps, rho: float, mu: float, T: int):
-    """Exact curve of ``T`` activated Gaussian rounds: ``sum_j Bin(j; T, rho) delta_G(eps; sqrt(j) mu)``.
+    r"""Exact curve of ``T`` activated Gaussian rounds: ``sum_j Bin(j; T, rho) delta_G(eps; sqrt(j) mu)``.
 
-    Given ``j`` active rounds the loss is that of ``j`` Gaussians, i.e. of one at shift
-    ``sqrt(j) mu``; inactive rounds have loss 0. Weights below ``1e-40`` of the total are dropped and
-    their mass (at most ``T 1e-40``) added (pessimistic).
+    Given :math:`j` active rounds the loss is that of :math:`j` Gaussians, i.e. of one at shift
+    :math:`\sqrt{j}\mu` (Dong, Roth and Su (2022), Corollary 3.3; each term by Balle and Wang (2018), Theorem 8);
+    inactive rounds have loss 0. Weights below :math:`10^{-40}` of the total are dropped and their
+    mass (at most :math:`T \cdot 10^{-40}`) added (pessimistic); the result is capped at 1.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        :math:`\epsilon \ge 0`.
+    rho : float
+        Activation probability in (0, 1].
+    mu : float
+        Per-round Gaussian shift :math:`\mu > 0`.
+    T : int
+        Rounds, >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\delta(\epsilon)`, a float for scalar ``eps``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     e = _as_eps("binomial_gaussian_delta", eps)
     rho = check_probability("binomial_gaussian_delta", rho, "rho")
@@ -211,9 +318,28 @@ def _gauss_vec(eps: float, mus: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class PrivacyCurve:
-    """A pair given by its privacy curves for ``eps >= 0``: ``fwd(eps) = H_{e^eps}(P||Q)`` and
-    ``rev(eps) = H_{e^eps}(Q||P)`` (both vectorised; ``rev = None`` means symmetric), exact or an
-    upper bound (``upper``), with ``inf_f = P(L = +inf)``, ``inf_r = Q(L = -inf)`` (the curves' limits)."""
+    r"""A pair given by its privacy curves for ``eps >= 0``.
+
+    ``fwd(eps)`` :math:`= H_{e^\epsilon}(P\|Q)` and ``rev(eps)`` :math:`= H_{e^\epsilon}(Q\|P)`: the
+    privacy profiles of a dominating pair in the sense of Zhu, Dong and Wang (2022), Definition 7.
+
+    Parameters
+    ----------
+    fwd : callable
+        Vectorised forward curve.
+    rev : callable or None, optional
+        Vectorised reverse curve; ``None`` (default) means symmetric.
+    inf_f : float, optional
+        :math:`P(L = +\infty)`, the limit of ``fwd`` (default 0).
+    inf_r : float, optional
+        :math:`Q(L = -\infty)`, the limit of ``rev`` (default 0).
+    exact : bool, optional
+        Whether the curves are exact (``True``, default) or an upper bound.
+    label : str, optional
+        Name shown in reports.
+    tight : bool, optional
+        Whether this is the exact curve of a pair some real mechanism attains (default ``False``).
+    """
 
     fwd: object
     rev: object = None
@@ -228,15 +354,41 @@ class PrivacyCurve:
         return self.rev is None
 
     def delta(self, eps) -> float:
-        """``max`` over both orders (the relation's neighbours come in both orders)."""
+        r"""``max`` over both orders (the relation's neighbours come in both orders).
+
+        Parameters
+        ----------
+        eps : float
+            :math:`\epsilon \ge 0`.
+
+        Returns
+        -------
+        float
+            :math:`\max(\mathrm{fwd}(\epsilon), \mathrm{rev}(\epsilon))`.
+        """
         d = float(np.asarray(self.fwd(np.atleast_1d(float(eps))))[0])
         if self.rev is not None:
             d = max(d, float(np.asarray(self.rev(np.atleast_1d(float(eps))))[0]))
         return d
 
     def epsilon(self, delta: float, rtol: float = 1e-12) -> float:
-        """Smallest eps >= 0 with ``delta(eps) <= delta``: Brent's method on the bracket found by doubling,
-        then the root is moved up until ``delta(eps) <= delta`` holds (so the result is never below it)."""
+        r"""Smallest eps >= 0 with ``delta(eps) <= delta``: Brent's method on the bracket found by doubling.
+
+        The root is then moved up until ``delta(eps) <= delta`` holds, so the result is never below it.
+
+        Parameters
+        ----------
+        delta : float
+            Target :math:`\delta`.
+        rtol : float, optional
+            Relative tolerance of the root (default 1e-12).
+
+        Returns
+        -------
+        float
+            :math:`\epsilon` (0 if already ``delta(0) <= delta``; ``inf`` if the curve's limit is at
+            least ``delta`` or no root lies below 1e6).
+        """
         from scipy.optimize import brentq
 
         if self.delta(0.0) <= delta:
@@ -263,8 +415,11 @@ class PrivacyCurve:
 
 @dataclass
 class DiscretePLD:
-    """Law of the privacy loss under ``P`` on the grid ``l_i = (lo + i) h`` (``masses[i]``), plus the
-    P-mass ``inf`` at ``+inf``. Bookkeeping for the stated error bounds:
+    r"""Law of the privacy loss under ``P`` on the grid ``l_i = (lo + i) h``, plus the P-mass ``inf`` at ``+inf``.
+
+    The privacy loss distribution of Koskela, Jälkö and Honkela (2020), on the
+    connect-the-dots grid of Doroshenko et al. (2022); :math:`\delta(\epsilon) =
+    E_P[(1 - e^{\epsilon - L})_+] + P(L = +\infty)`. Bookkeeping for the stated error bounds:
 
     - ``slack``: a bound on the l1 error of ``masses`` from floating point (FFT, hulls);
       pessimistic PLDs add it to every delta, optimistic ones subtract it;
@@ -272,6 +427,25 @@ class DiscretePLD:
       dropped when optimistic), recorded for :meth:`error_bound`;
     - ``n_round``: number of discretised base losses along a composition (multiplicities counted);
     - ``pessimistic``: the direction of every rounding.
+
+    Parameters
+    ----------
+    h : float
+        Grid step (nats).
+    lo : int
+        Index of the first grid point.
+    masses : numpy.ndarray
+        P-masses at the losses :math:`(lo + i)h`.
+    inf : float, optional
+        P-mass at :math:`+\infty` (default 0).
+    slack : float, optional
+        l1 rounding-error bound of ``masses`` (default 0).
+    tails : float, optional
+        Mass moved by truncations (default 0).
+    n_round : int, optional
+        Number of discretised base losses (default 0).
+    pessimistic : bool, optional
+        Rounding direction (default ``True``).
     """
 
     h: float
@@ -487,16 +661,33 @@ def _same_grid(a: DiscretePLD, b: DiscretePLD) -> None:
 
 
 def fft_error_bound(abs_spectra, l1_norms, nfft: int, power: int | None) -> float:
-    """l1 bound of the rounding error of ``irfft(prod_i rfft(x_i))`` (or ``irfft(rfft(x)^k)``), a posteriori.
+    r"""l1 bound of the rounding error of ``irfft(prod_i rfft(x_i))`` (or ``irfft(rfft(x)^k)``), a posteriori.
 
-    Componentwise FFT error (Higham 2002, Section 24.1: each of the ``log2 n`` butterfly stages adds a
-    relative error ``<= eta ~ 7u`` to partial sums bounded by ``||x||_1``): every computed ``X_j`` is
-    within ``e = c u log2(n) ||x||_1`` of the exact one, ``c = 8``. Then the power's error is at most
-    ``k e (|X_j| + e)^{k-1} + 2 k u |X_j|^k`` per frequency (a product of two spectra:
-    ``e_a (|B_j| + e_b) + e_b |A_j| + u |A_j B_j|``), and the inverse FFT adds ``c u log2(n) |Y_j| / n`` per
-    output and frequency; summing over the ``n`` outputs, the l1 error is at most
-    ``sum_j (|dY_j| + c u log2(n) |Y_j|)`` over the full spectrum (rfft stores half of it).
-    ``test_fft_error_bound_holds`` compares it with a long-double direct convolution.
+    Componentwise FFT error (Higham (2002), Section 24.1: each of the :math:`\log_2 n` butterfly
+    stages adds a relative error :math:`\le \eta \approx 7u` to partial sums bounded by
+    :math:`\|x\|_1`): every computed :math:`X_j` is within :math:`e = c u\log_2(n)\|x\|_1` of the
+    exact one, :math:`c = 8`. Then the power's error is at most
+    :math:`k e(|X_j| + e)^{k-1} + 2ku|X_j|^k` per frequency (a product of two spectra:
+    :math:`e_a(|B_j| + e_b) + e_b|A_j| + u|A_jB_j|`), and the inverse FFT adds
+    :math:`c u\log_2(n)|Y_j|/n` per output and frequency; summing over the :math:`n` outputs, the l1
+    error is at most :math:`\sum_j(|dY_j| + c u\log_2(n)|Y_j|)` over the full spectrum (rfft stores
+    half of it). ``test_fft_error_bound_holds`` compares it with a long-double direct convolution.
+
+    Parameters
+    ----------
+    abs_spectra : sequence of numpy.ndarray
+        :math:`|X|` of the one transform (``power`` given) or :math:`|A|, |B|` of the two.
+    l1_norms : sequence of float
+        :math:`\|x_i\|_1` of the transformed vectors.
+    nfft : int
+        Transform length.
+    power : int or None
+        :math:`k` for ``irfft(rfft(x)^k)``; ``None`` for a product of two spectra.
+
+    Returns
+    -------
+    float
+        The l1 error bound of the computed convolution.
     """
     n = nfft
     c = 8.0 * _U * math.log2(max(n, 2))
@@ -590,23 +781,46 @@ def _side_hull(v: np.ndarray, h: float):
 
 
 def connect_the_dots(curve: PrivacyCurve, h: float, tail: float = TAIL_MASS, optimistic: bool = False) -> "PldPair":
-    """Discretisation of a pair given by its curves (Doroshenko et al. 2022, generalised to both orders).
+    r"""Discretisation of a pair given by its curves (Doroshenko et al. 2022, generalised to both orders).
 
-    Grid ``eps_i = i h`` on both sides; the curve of the pair for ``g = e^eps >= 1`` is ``fwd`` and for
-    ``g < 1`` it is ``1 - g + g rev(log 1/g)`` (the identity ``H_g(P||Q) = 1 - g + g H_{1/g}(Q||P)``).
-    Each side is replaced by the lower convex hull of its grid values (in ``t = e^eps``; flat after
-    the last point), the two sides are joined at ``g = 1`` (with a bridge if the junction is not
-    convex), and the masses are the slope jumps: P-mass ``(s_i - s_{i-1}) e^{eps_i}`` at loss ``eps_i``,
-    ``e^{-eps_i}`` times the reverse side's jump at ``-eps_i``, the last value at ``+inf``.
+    Doroshenko et al. (2022), connect-the-dots. Grid :math:`\epsilon_i = ih` on both sides; the
+    curve of the pair for :math:`g = e^\epsilon \ge 1` is ``fwd`` and for :math:`g < 1` it is
+    :math:`1 - g + g\,\mathrm{rev}(\log 1/g)` (the identity
+    :math:`H_g(P\|Q) = 1 - g + gH_{1/g}(Q\|P)`). Each side is replaced by the lower convex hull of
+    its grid values (in :math:`t = e^\epsilon`; flat after the last point), the two sides are joined
+    at :math:`g = 1` (with a bridge if the junction is not convex), and the masses are the slope
+    jumps: P-mass :math:`(s_i - s_{i-1})e^{\epsilon_i}` at loss :math:`\epsilon_i`,
+    :math:`e^{-\epsilon_i}` times the reverse side's jump at :math:`-\epsilon_i`, the last value at
+    :math:`+\infty`.
 
-    Pessimistic (default): the piecewise-linear interpolation of a convex curve lies above it, so the
-    result is a genuine pair dominating the given one (its curve is >= everywhere).
-    Optimistic: every grid value is first lowered by a bound on the interpolation error of the two
-    adjacent steps, ``(t_{i+1} - t_i)(s_{i+1} - s_{i-1})/4`` with ``s`` the chord slopes (for a convex
-    curve the derivatives on ``[t_i, t_{i+1}]`` lie between ``s_{i-1}`` and ``s_{i+1}``), the last value is
-    set to the curve's limit and the mass beyond the grid is dropped: the result's curve is <= the
-    given one everywhere, with the same second-order accuracy (accounting_pld_discretisation.md).
-    Returns both orders (one if ``curve`` is symmetric).
+    Pessimistic (default): the piecewise-linear interpolation of a convex curve lies above it, so
+    the result is a genuine pair dominating the given one. Optimistic: every grid value is first
+    lowered by a bound on the interpolation error of the two adjacent steps,
+    :math:`(t_{i+1} - t_i)(s_{i+1} - s_{i-1})/4` with :math:`s` the chord slopes, the last value is
+    set to the curve's limit and the mass beyond the grid is dropped: the result's curve is below
+    the given one everywhere (``proofs_notes/accounting_pld_discretisation.md``).
+
+    Parameters
+    ----------
+    curve : PrivacyCurve
+        The pair's curves.
+    h : float
+        Grid step (nats).
+    tail : float, optional
+        Curve value at which each side's grid stops (default :data:`TAIL_MASS`).
+    optimistic : bool, optional
+        Round down (attainable lower bound) instead of up (default ``False``).
+
+    Returns
+    -------
+    PldPair
+        Both orders (one if ``curve`` is symmetric).
+
+    Raises
+    ------
+    ValueError
+        If the curve's hull has a vertex the grid cannot represent (raised by the bridge between
+        the two sides).
     """
     nf = _side_length(curve.fwd, curve.inf_f, h, tail)
     nr = nf if curve.symmetric else _side_length(curve.rev, curve.inf_r, h, tail)
@@ -760,8 +974,18 @@ def _bridge(vf, vr, h, hf, hr):
 
 @dataclass
 class PldPair:
-    """Discrete PLDs of a pair in both orders: ``fwd`` for ``(P, Q)``, ``rev`` for ``(Q, P)``
-    (``None``: symmetric, the same law). delta and eps are the maxima over the two orders."""
+    """Discrete PLDs of a pair in both orders: ``fwd`` for ``(P, Q)``, ``rev`` for ``(Q, P)``.
+
+    delta and eps are the maxima over the two orders (dominating pairs of Zhu, Dong and Wang (2022),
+    Definition 7, hold for both orders of the neighbours).
+
+    Parameters
+    ----------
+    fwd : DiscretePLD
+        PLD of :math:`(P, Q)`.
+    rev : DiscretePLD or None, optional
+        PLD of :math:`(Q, P)`; ``None`` (default): symmetric, the same law.
+    """
 
     fwd: DiscretePLD
     rev: DiscretePLD | None = None
@@ -801,8 +1025,16 @@ def _discrete_curve(p: DiscretePLD):
 
 
 def mixture_split_lambdas() -> np.ndarray:
-    """Fractions ``lambda`` of the noise variance given to the full-gradient part in the split bound of a
-    DP-RSVRG step (accounting_pld_dp_rsvrg.md); the step's curve is the minimum over them."""
+    """Fractions ``lambda`` of the noise variance given to the full-gradient part in the split bound of a DP-RSVRG step.
+
+    Helper, not a paper formula: the grid of splits of ``proofs_notes/accounting_pld_dp_rsvrg.md``;
+    the step's curve is the minimum over them.
+
+    Returns
+    -------
+    numpy.ndarray
+        The eight fractions in (0, 1).
+    """
     return np.array([0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 0.9])
 
 
@@ -823,16 +1055,28 @@ class _Value:
 
 
 class PldAccountant:
-    """Privacy loss distribution accountant (upper bounds by dominating pairs, pessimistic grid;
-    attainable lower bounds by concrete pairs, optimistic grid).
+    """Privacy loss distribution accountant (upper bounds by dominating pairs, pessimistic grid; lower bounds by attained pairs).
 
-    Supports every event of :mod:`.events` under its relation: ``Gaussian``, ``EpsilonDelta``,
+    Dominating pairs of Zhu, Dong and Wang (2022), discretised by connect-the-dots of Doroshenko et
+    al. (2022); attainable lower bounds by concrete pairs on an optimistic grid. Supports every
+    event of :mod:`.events` under its relation: ``Gaussian``, ``EpsilonDelta``,
     ``SampledWithoutReplacement`` of any supported event (replace-one), ``PoissonSampled`` of a
     Gaussian (add/remove), ``Activation``, ``MixtureOfGaussians`` (DP-RSVRG step), ``Composed``,
-    ``SelfComposed``, ``WorstCase``. One dispatch, :meth:`_value`, validates and computes (a new event
-    type is one branch there). Composed events are stored; the PLD is built when eps or delta is asked.
+    ``SelfComposed``, ``WorstCase``. Composed events are stored; the PLD is built when eps or delta
+    is asked (on a coarser grid, up to 0.1, if the PLD would need more than :data:`MAX_GRID`
+    points).
 
-    ``value_discretization_interval`` is the grid step ``h`` (nats).
+    Parameters
+    ----------
+    value_discretization_interval : float, optional
+        The grid step :math:`h` in nats, in (0, 0.1] (default :data:`DEFAULT_VALUE_DISCRETIZATION`).
+    relation : str, optional
+        Neighbouring relation, ``REPLACE_ONE`` (default) or ``ADD_REMOVE``.
+
+    Raises
+    ------
+    ValueError
+        If ``value_discretization_interval`` is not in (0, 0.1] or ``relation`` is unknown.
     """
 
     def __init__(self, value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION, relation: str = REPLACE_ONE):
@@ -971,6 +1215,18 @@ class PldAccountant:
 
     # ---------------------------------------------------------------- public API
     def supports(self, event: Event) -> bool:
+        """Whether this accountant can bound ``event``.
+
+        Parameters
+        ----------
+        event : Event
+            The event to check.
+
+        Returns
+        -------
+        bool
+            ``True`` if the dispatch accepts it.
+        """
         try:
             self._value(event, False, compute=False)
         except ValueError:
@@ -978,7 +1234,25 @@ class PldAccountant:
         return True
 
     def compose(self, event: Event, count: int = 1) -> "PldAccountant":
-        """Add ``count`` adaptive repetitions of ``event``."""
+        """Add ``count`` adaptive repetitions of ``event``.
+
+        Parameters
+        ----------
+        event : Event
+            A supported event.
+        count : int, optional
+            Repetitions, >= 1 (default 1).
+
+        Returns
+        -------
+        PldAccountant
+            ``self``, for chaining.
+
+        Raises
+        ------
+        ValueError
+            If ``count`` is not an integer >= 1 or the event is not supported.
+        """
         count = check_int("PldAccountant.compose", "count", count, 1)
         self._value(event, False, compute=False)
         self._events.append((event, count))
@@ -1029,20 +1303,70 @@ class PldAccountant:
         return all(isinstance(r, PrivacyCurve) and r.tight for r in self._result(False))
 
     def get_epsilon(self, delta: float) -> float:
-        """Smallest eps with delta(eps) <= delta for the composed events: an upper bound of the true eps."""
+        r"""Smallest eps with delta(eps) <= delta for the composed events: an upper bound of the true eps.
+
+        Parameters
+        ----------
+        delta : float
+            Target :math:`\delta \in (0, 1)`.
+
+        Returns
+        -------
+        float
+            :math:`\epsilon` (``inf`` if unreachable).
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not in (0, 1), nothing was composed, or the PLD is too wide even at grid
+            step 0.1.
+        """
         delta = check_delta("PldAccountant.get_epsilon", delta)
         return max(_eps_of_result(r, delta, self.h) for r in self._result(False))
 
     def get_delta(self, eps: float) -> float:
-        """delta at ``eps`` (an upper bound)."""
+        r"""delta at ``eps`` (an upper bound).
+
+        Parameters
+        ----------
+        eps : float
+            :math:`\epsilon \ge 0`.
+
+        Returns
+        -------
+        float
+            :math:`\delta(\epsilon)`.
+
+        Raises
+        ------
+        ValueError
+            If ``eps`` is not finite or < 0, nothing was composed, or the PLD is too wide.
+        """
         eps = check_real("PldAccountant.get_delta", "eps", eps)
         if eps < 0:
             raise ValueError(f"PldAccountant.get_delta: eps must be >= 0 (got {eps:g})")
         return max(_delta_of_result(r, eps, self.h) for r in self._result(False))
 
     def get_epsilon_lower(self, delta: float) -> float:
-        """An attainable lower bound: eps of a pair some real mechanism matching the events produces
-        (optimistic grid), so the true eps of the worst case is at least this."""
+        r"""An attainable lower bound: eps of a pair some real mechanism matching the events produces.
+
+        Computed on an optimistic grid, so the true eps of the worst case is at least this.
+
+        Parameters
+        ----------
+        delta : float
+            Target :math:`\delta \in (0, 1)`.
+
+        Returns
+        -------
+        float
+            The lower bound of :math:`\epsilon`.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not in (0, 1), nothing was composed, or the PLD is too wide.
+        """
         delta = check_delta("PldAccountant.get_epsilon_lower", delta)
         return max(_eps_of_result(r, delta, self.h, optimistic=True) for r in self._result(True))
 

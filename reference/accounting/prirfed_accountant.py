@@ -94,12 +94,36 @@ def _pos(where, name, x):
 
 
 def dp_rsgd_event(sigma: float, tau: float, b: int, N_i: int, K: int) -> Event:
-    """Event of DP-RSGD, Algorithm 2 of Huang et al. (2024): K steps, batch b of N_i without replacement.
+    r"""Event of DP-RSGD, Algorithm 2 of Huang et al. (2024): K steps, batch b of N_i without replacement.
 
-    The clipped batch mean has replace-one sensitivity ``2 tau / b`` (one clipped term of norm
-    ``<= tau`` replaced by another), noise std ``sigma`` (tangent Gaussian, isotropic in an
-    orthonormal basis), so each step is ``Gaussian(sigma b / (2 tau))`` on a without-replacement
-    sample of ratio ``b / N_i``; K steps compose adaptively.
+    The clipped batch mean has replace-one sensitivity :math:`2\tau/b` (one clipped term of norm
+    :math:`\le\tau` replaced by another), noise standard deviation :math:`\sigma` (tangent Gaussian,
+    isotropic in an orthonormal basis), so each step is ``Gaussian(sigma b / (2 tau))`` on a
+    without-replacement sample of ratio :math:`b/N_i` (the full batch when ``b == N_i``); K steps
+    compose adaptively.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, > 0.
+    tau : float
+        Clipping threshold, > 0.
+    b : int
+        Batch size, ``1 <= b <= N_i``.
+    N_i : int
+        The agent's number of records, >= 1.
+    K : int
+        Local steps, >= 1.
+
+    Returns
+    -------
+    Event
+        ``SelfComposed(step, K)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or ``b > N_i``.
     """
     sigma = _pos("dp_rsgd_event", "sigma", sigma)
     tau = _pos("dp_rsgd_event", "tau", tau)
@@ -114,14 +138,40 @@ def dp_rsgd_event(sigma: float, tau: float, b: int, N_i: int, K: int) -> Event:
 
 
 def dp_rsvrg_event(sigma: float, tau0: float, tau1: float, N_i: int, m: int, K: int) -> Event:
-    """Event of DP-RSVRG, Algorithm 3 of Huang et al. (2024) (lead 17): ``m K`` inner steps, each a Gaussian mixture.
+    r"""Event of DP-RSVRG, Algorithm 3 of Huang et al. (2024): ``m K`` inner steps, each a Gaussian mixture.
 
-    Under replace-one of record j the noiseless full gradient ``g`` (clip radius ``tau0``) moves by
-    ``<= 2 tau0 / N_i`` and enters every inner step; when the sampled index is j (probability
-    ``1/N_i``) the two clipped per-sample terms (radius ``tau1``) add ``<= 4 tau1``. Shifts in noise
-    units: ``c = (2 tau0 / N_i) / sigma``, ``d = (2 tau0 / N_i + 4 tau1) / sigma``; the per-sample
-    part ``4 tau1 / sigma`` is recorded too, so the accountant takes the minimum of the paired
-    joint-convexity bound and the weak-triangle bound (accounting_dp_rsvrg.md).
+    Under replace-one of record :math:`j` the noiseless full gradient :math:`g` (clip radius
+    :math:`\tau_0`) moves by at most :math:`2\tau_0/N_i` and enters every inner step; when the
+    sampled index is :math:`j` (probability :math:`1/N_i`) the two clipped per-sample terms (radius
+    :math:`\tau_1`) add at most :math:`4\tau_1`. Shifts in noise units:
+    :math:`c = (2\tau_0/N_i)/\sigma`, :math:`d = (2\tau_0/N_i + 4\tau_1)/\sigma`; the per-sample part
+    :math:`4\tau_1/\sigma` is recorded too, so the accountant takes the minimum of the paired
+    joint-convexity bound and the weak-triangle bound (``proofs_notes/accounting_dp_rsvrg.md``).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, > 0.
+    tau0 : float
+        Clipping threshold of the full gradient, > 0.
+    tau1 : float
+        Clipping threshold of the per-sample terms, > 0.
+    N_i : int
+        The agent's number of records, >= 1.
+    m : int
+        Inner-loop length, >= 1.
+    K : int
+        Outer local iterations, >= 1.
+
+    Returns
+    -------
+    Event
+        ``SelfComposed(MixtureOfGaussians(...), m * K)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     sigma = _pos("dp_rsvrg_event", "sigma", sigma)
     tau0 = _pos("dp_rsvrg_event", "tau0", tau0)
@@ -135,18 +185,74 @@ def dp_rsvrg_event(sigma: float, tau0: float, tau1: float, N_i: int, m: int, K: 
 
 
 def prirfed_event(local_event: Event, N: int, s: int, T: int) -> Event:
-    """Event of a PriRFed run: T rounds of ``Activation(s / N, local_event)`` (parallel composition)."""
+    """Event of a PriRFed run: T rounds of ``Activation(s / N, local_event)`` (parallel composition).
+
+    Huang et al. (2024), Algorithm 1, under record-level replace-one adjacency: in a round only the
+    record's agent reads it, and it takes part with probability :math:`s/N`
+    (``proofs_notes/accounting_theorem_4_2.md``).
+
+    Parameters
+    ----------
+    local_event : Event
+        One local training of one agent.
+    N : int
+        Number of agents, >= 1.
+    s : int
+        Agents sampled per round, ``1 <= s <= N``.
+    T : int
+        Rounds, >= 1.
+
+    Returns
+    -------
+    Event
+        ``SelfComposed(Activation(s / N, local_event), T)``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or ``s > N``.
+    """
     N, s, T = _agents("prirfed_event", N, s, T)
     return SelfComposed(Activation(s / N, local_event), T)
 
 
 def prirfed_epsilon(local_event: Event, N: int, s: int, T: int, delta: float, orders=None, method: str = "improved",
                     accountant="best") -> float:
-    """eps of a whole PriRFed run at ``delta`` (T activated rounds of ``local_event``).
+    r"""eps of a whole PriRFed run at ``delta`` (T activated rounds of ``local_event``).
 
-    ``accountant``: ``"best"`` (default: the smallest valid upper bound of the PLD and RDP
-    accountants), ``"pld"``, ``"rdp"`` or an accountant object (:mod:`.accountants`). Explicit RDP
-    ``orders`` or ``method="classical"`` select the RDP accountant with those settings.
+    The run of Huang et al. (2024), Algorithm 1, accounted by :func:`prirfed_event`.
+
+    Parameters
+    ----------
+    local_event : Event
+        One local training of one agent.
+    N : int
+        Number of agents, >= 1.
+    s : int
+        Agents sampled per round, ``1 <= s <= N``.
+    T : int
+        Rounds, >= 1.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    orders : array_like or None, optional
+        Explicit RDP orders; selects the RDP accountant with them.
+    method : str, optional
+        RDP conversion, ``"improved"`` (default) or ``"classical"`` (the latter selects the RDP
+        accountant).
+    accountant : str or object, optional
+        ``"best"`` (default: the smallest valid upper bound of the PLD and RDP accountants),
+        ``"pld"``, ``"rdp"`` or an accountant object (:mod:`.accountants`).
+
+    Returns
+    -------
+    float
+        The run's :math:`\epsilon` (an upper bound).
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not in (0, 1), an agent count is out of range, or the accountant cannot
+        bound the event.
     """
     from .accountants import epsilon
 
@@ -159,10 +265,30 @@ def prirfed_epsilon(local_event: Event, N: int, s: int, T: int, delta: float, or
 
 
 def blackbox_round(eps: float, delta: float, rho: float) -> tuple[float, float]:
-    """One PriRFed round with an (eps, delta)-DP local trainer: ``(eps, rho delta)``-DP.
+    r"""One PriRFed round with an (eps, delta)-DP local trainer: ``(eps, rho delta)``-DP.
 
-    Joint convexity of the hockey-stick divergence ``E_{e^eps}`` on the shared component ``U``.
-    eps is not reduced in general (the counterexample of lead 1 attains it).
+    Joint convexity of the hockey-stick divergence :math:`E_{e^\epsilon}` on the shared component
+    :math:`U` (the round of Huang et al. (2024), Algorithm 1; ``proofs_notes/accounting_theorem_4_2.md``).
+    :math:`\epsilon` is not reduced in general (the counterexample of the errata page attains it).
+
+    Parameters
+    ----------
+    eps : float
+        Local :math:`\epsilon > 0`.
+    delta : float
+        Local :math:`\delta \in [0, 1)`.
+    rho : float
+        Activation probability in (0, 1].
+
+    Returns
+    -------
+    eps_round, delta_round : float
+        :math:`(\epsilon, \rho\delta)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     eps = check_epsilon("blackbox_round", eps)
     delta = check_delta("blackbox_round", delta, allow_zero=True)
@@ -171,11 +297,36 @@ def blackbox_round(eps: float, delta: float, rho: float) -> tuple[float, float]:
 
 
 def blackbox_advanced(eps: float, delta: float, N: int, s: int, T: int, delta_hat: float) -> tuple[float, float]:
-    """Corrected Theorem 4.2 (Huang et al. (2024)): T-fold composition of ``(eps, rho delta)`` rounds, ``rho = s/N``.
+    r"""Corrected Theorem 4.2 (Huang et al. (2024)): T-fold composition of ``(eps, rho delta)`` rounds, ``rho = s/N``.
 
-    ``eps' = min(T eps, sqrt(2 T ln(1/delta_hat)) eps + T eps (e^eps - 1))``,
-    ``delta' = delta_hat + T rho delta`` (``delta' = T rho delta`` for the first branch; we report
-    the larger, as Huang et al. (2024) does).
+    :math:`\epsilon' = \min(T\epsilon, \sqrt{2T\ln(1/\hat\delta)}\,\epsilon + T\epsilon(e^\epsilon - 1))`,
+    :math:`\delta' = \hat\delta + T\rho\delta` (:math:`\delta' = T\rho\delta` would do for the first
+    branch; the larger is reported, as Huang et al. (2024) do).
+
+    Parameters
+    ----------
+    eps : float
+        Local :math:`\epsilon > 0`.
+    delta : float
+        Local :math:`\delta \in [0, 1)`.
+    N : int
+        Number of agents, >= 1.
+    s : int
+        Agents sampled per round, ``1 <= s <= N``.
+    T : int
+        Rounds, >= 1.
+    delta_hat : float
+        Slack :math:`\hat\delta \in (0, 1)` of advanced composition.
+
+    Returns
+    -------
+    eps_prime, delta_prime : float
+        The run's :math:`(\epsilon', \delta')`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or ``s > N``.
     """
     N, s, T = _agents("blackbox_advanced", N, s, T)
     e, d = blackbox_round(eps, delta, s / N)
@@ -227,21 +378,43 @@ def _blackbox_delta_terms(eps: float, delta: float, rho: float, T: int):
 
 
 def blackbox_exact_delta(eps: float, delta: float, rho: float, T: int, eps_prime: float) -> float:
-    """Exact ``delta(eps')`` of T adaptive rounds with a black-box (eps, delta) local trainer.
+    r"""Exact ``delta(eps')`` of T adaptive rounds with a black-box (eps, delta) local trainer.
 
-    Tight over all (eps, delta)-DP local trainers: the hockey-stick divergence of the T-fold
-    product of the dominating pair of :func:`blackbox_round_pair`::
+    Tight over all :math:`(\epsilon, \delta)`-DP local trainers: the hockey-stick divergence of the
+    T-fold product of the dominating pair of :func:`blackbox_round_pair`::
 
         delta(eps') = 1 - (1 - rho delta)^T + sum_d P_A[d] (1 - e^{eps' - d eps})_+
 
-    where ``d`` = #plus - #minus atoms (privacy loss ``d eps``) among outcomes with no A-only
-    atom. At ``rho = 1`` this is Kairouz-Oh-Viswanath's optimal composition (tested against
-    their closed form). Evaluated in O(T) time and memory: conditioned on ``n`` active rounds
-    (binomial weight), the ``n`` plus/minus atoms are randomized response, and its inner sum is
-    ``P[Bin(n,p) > i*] - e^{eps'} P[Bin(n,p) < n - i*]`` with ``p = e^eps / (1 + e^eps)`` and
-    ``i*`` the largest ``i`` with ``(2i - n) eps <= eps'`` (because
-    ``p^i (1-p)^{n-i} e^{-(2i-n) eps} = p^{n-i} (1-p)^i``); both tails from the regularized
-    incomplete beta function, combined in log space.
+    where ``d`` = #plus - #minus atoms (privacy loss ``d eps``) among outcomes with no A-only atom.
+    At ``rho = 1`` this is the optimal composition of Kairouz, Oh and Viswanath (2017), Theorem 3.3
+    (tested against their closed form). Evaluated in O(T) time and memory: conditioned on ``n``
+    active rounds (binomial weight), the ``n`` plus/minus atoms are randomized response, and its
+    inner sum is ``P[Bin(n,p) > i*] - e^{eps'} P[Bin(n,p) < n - i*]`` with
+    ``p = e^eps / (1 + e^eps)`` and ``i*`` the largest ``i`` with ``(2i - n) eps <= eps'``; both
+    tails from the regularized incomplete beta function, combined in log space.
+
+    Parameters
+    ----------
+    eps : float
+        Local :math:`\epsilon > 0`.
+    delta : float
+        Local :math:`\delta \in [0, 1)`.
+    rho : float
+        Activation probability in (0, 1].
+    T : int
+        Rounds, >= 1.
+    eps_prime : float
+        :math:`\epsilon' \ge 0` at which the run's :math:`\delta` is evaluated.
+
+    Returns
+    -------
+    float
+        :math:`\delta(\epsilon')`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or ``eps_prime < 0``.
     """
     eps = check_epsilon("blackbox_exact_delta", eps)
     delta = check_delta("blackbox_exact_delta", delta, allow_zero=True)
@@ -268,13 +441,39 @@ def _blackbox_delta(eps: float, delta: float, rho: float, T: int, eps_prime: flo
 
 
 def blackbox_exact_epsilon(eps: float, delta: float, rho: float, T: int, delta_prime: float, tol: float = 1e-10) -> float:
-    """Smallest eps' with ``blackbox_exact_delta(...) <= delta_prime`` (bisection; ``math.inf`` if none).
+    r"""Smallest eps' with ``blackbox_exact_delta(...) <= delta_prime`` (bisection; ``math.inf`` if none).
 
-    ``delta(eps')`` is continuous and non-increasing; it reaches its floor ``1 - (1 - rho delta)^T``
-    at ``eps' = T eps``, so ``math.inf`` is returned when ``delta_prime`` is below that floor.
-    Returns the upper end of the final bracket (so the result is sound) once the bracket is
-    narrower than ``tol`` (absolute, ``0 < tol < inf``) or cannot be split further in floating
-    point. O(T) memory, T = 10^5 in well under a second (benchmarks/RESULTS.md).
+    :math:`\delta(\epsilon')` (:func:`blackbox_exact_delta`, generalising Kairouz, Oh and Viswanath (2017)
+    to the activated pair) is continuous and non-increasing; it reaches its floor
+    :math:`1 - (1 - \rho\delta)^T` at :math:`\epsilon' = T\epsilon`, so ``math.inf`` is returned
+    when ``delta_prime`` is below that floor. Returns the upper end of the final bracket (so the
+    result is sound) once the bracket is narrower than ``tol`` or cannot be split further in
+    floating point. O(T) memory.
+
+    Parameters
+    ----------
+    eps : float
+        Local :math:`\epsilon > 0`.
+    delta : float
+        Local :math:`\delta \in [0, 1)`.
+    rho : float
+        Activation probability in (0, 1].
+    T : int
+        Rounds, >= 1.
+    delta_prime : float
+        Target :math:`\delta' \in (0, 1)`.
+    tol : float, optional
+        Absolute bracket width, > 0 (default 1e-10).
+
+    Returns
+    -------
+    float
+        :math:`\epsilon'` (0 if ``delta(0) <= delta_prime``, ``inf`` if unreachable).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
     """
     eps = check_epsilon("blackbox_exact_epsilon", eps)
     delta = check_delta("blackbox_exact_epsilon", delta, allow_zero=True)
@@ -301,11 +500,15 @@ def blackbox_exact_epsilon(eps: float, delta: float, rho: float, T: int, delta_p
 
 
 def rigorous_table_1() -> list[dict]:
-    """Table 1 of Huang et al. (2024) beside sound values for the same settings (black-box (0.15, 1e-4) trainer).
+    r"""Table 1 of Huang et al. (2024) beside sound values for the same settings (black-box (0.15, 1e-4) trainer).
 
-    Per cell: the paper's ``eps_prime, delta_prime`` (Theorem 4.2 as printed), ``eps_exact``:
-    the exact optimal eps' at the same delta' (:func:`blackbox_exact_epsilon`) and ``eps_advanced``
-    with its own ``delta_advanced`` (:func:`blackbox_advanced`, delta_hat = 1e-3).
+    Returns
+    -------
+    list of dict
+        Per cell: the paper's ``N, s, rho, T, eps_prime, delta_prime`` (Theorem 4.2 as printed),
+        ``eps_exact``: the exact optimal :math:`\epsilon'` at the same :math:`\delta'`
+        (:func:`blackbox_exact_epsilon`) and ``eps_advanced`` with its own ``delta_advanced``
+        (:func:`blackbox_advanced`, :math:`\hat\delta` = 1e-3).
     """
     out = []
     for c in table_1():

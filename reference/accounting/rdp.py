@@ -118,10 +118,28 @@ def _positive(where: str, name: str, x) -> float:
 
 
 def gaussian_rdp(orders, noise_multiplier: float) -> np.ndarray:
-    """Gaussian mechanism: ``eps(alpha) = alpha Delta^2 / (2 sigma^2) = alpha / (2 z^2)``.
+    r"""Gaussian mechanism: ``eps(alpha) = alpha Delta^2 / (2 sigma^2) = alpha / (2 z^2)``.
 
-    Mironov 2017 Prop. 7; Han et al. (2024) Lemma 2 (``K(lambda) = lambda (lambda + 1) Delta^2 / (2 sigma^2)``).
-    ``z = sigma / Delta`` with ``Delta`` the sensitivity under the relation in use.
+    Mironov (2017), Proposition 7; Han et al. (2024), Lemma 2 (in cumulant form
+    :math:`K(\lambda) = \lambda(\lambda + 1)\Delta^2/(2\sigma^2)`).
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1` (1-d, finite).
+    noise_multiplier : float
+        :math:`z = \sigma/\Delta > 0`, the noise standard deviation in units of the sensitivity
+        :math:`\Delta` under the neighbouring relation in use.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\epsilon(\alpha) = \alpha/(2z^2)` at each order.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, or ``noise_multiplier`` is not finite and > 0.
     """
     a = _orders("gaussian_rdp", orders)
     z = _positive("gaussian_rdp", "noise_multiplier (sigma)", noise_multiplier)
@@ -129,10 +147,28 @@ def gaussian_rdp(orders, noise_multiplier: float) -> np.ndarray:
 
 
 def pure_dp_rdp(orders, eps: float) -> np.ndarray:
-    """An eps-DP mechanism is ``(alpha, min(eps, alpha eps^2 / 2))``-RDP.
+    r"""An eps-DP mechanism is ``(alpha, min(eps, alpha eps^2 / 2))``-RDP.
 
-    ``D_alpha <= D_inf <= eps`` (Mironov 2017 Prop. 3) and eps-DP implies ``eps^2/2``-zCDP
-    (Bun & Steinke 2016 Prop. 1.4), i.e. ``D_alpha <= alpha eps^2 / 2``.
+    :math:`D_\alpha \le D_\infty \le \epsilon` (Mironov (2017), Proposition 3) and
+    :math:`\epsilon`-DP implies :math:`\epsilon^2/2`-zCDP (Bun and Steinke (2016), Proposition 1.4),
+    i.e. :math:`D_\alpha \le \alpha\epsilon^2/2`.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    eps : float
+        The pure-DP :math:`\epsilon > 0`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\min(\epsilon, \alpha\epsilon^2/2)` at each order.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, or ``eps`` is not finite and > 0.
     """
     a = _orders("pure_dp_rdp", orders)
     eps = _positive("pure_dp_rdp", "eps", eps)
@@ -188,10 +224,33 @@ def wbk19_theorem9_log_a(alphas, q: float, eps_int: np.ndarray, eps_inf: float =
         A = 1 + q^2 \binom{\alpha}{2}\min\{4(e^{\epsilon(2)}-1),\ e^{\epsilon(2)}\min\{2,(e^{\epsilon(\infty)}-1)^2\}\}
               + \sum_{j=3}^{\alpha} q^j \binom{\alpha}{j} e^{(j-1)\epsilon(j)} \min\{2, (e^{\epsilon(\infty)}-1)^j\}.
 
-    ``eps_int[j]`` must hold ``eps(j)`` for ``j = 0..max(alphas)`` (entries 0, 1 unused). For the
-    Gaussian ``eps(inf) = inf`` and both inner minima select 2. (Han et al.'s (2024) proof of Lemma 3 prints
-    the sum without the binomial ``C(alpha, j)``: an extraction or transcription slip.)
-    Orders up to :data:`WBK19_MAX_ORDER`.
+    For the Gaussian :math:`\epsilon(\infty) = \infty` and both inner minima select 2. (Han et al.
+    (2024), proof of Lemma 3, prints the sum without the binomial :math:`\binom{\alpha}{j}`: a
+    transcription slip.)
+
+    Parameters
+    ----------
+    alphas : array_like
+        Integer orders, :math:`2 \le \alpha \le` :data:`WBK19_MAX_ORDER`.
+    q : float
+        Sampling ratio :math:`m/n \in (0, 1]`.
+    eps_int : numpy.ndarray
+        ``eps_int[j]`` holds the inner RDP :math:`\epsilon(j)` for ``j = 0..max(alphas)`` (entries 0
+        and 1 unused).
+    eps_inf : float, optional
+        The inner mechanism's :math:`\epsilon(\infty)` (default ``inf``).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\log A(\alpha)` at each order, i.e. the cumulant :math:`(\alpha-1)\epsilon'(\alpha)`
+        of the subsampled mechanism.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not in (0, 1], an order is not an integer >= 2 or exceeds
+        :data:`WBK19_MAX_ORDER`, or ``eps_int`` is shorter than ``max(alphas) + 1``.
     """
     q = check_probability("wbk19_theorem9_log_a", q)
     al = _integer_orders("wbk19_theorem9_log_a", alphas)
@@ -260,13 +319,31 @@ def _gaussian_chi_moments_cached(mu: float, jmax: int) -> np.ndarray:
 def gaussian_chi_moments(mu: float, jmax: int) -> np.ndarray:
     r"""``log B_j`` for ``j = 0..jmax`` (``-inf`` at 0, 1): the moments used by WBK19's Gaussian bound.
 
-    Even ``j``: :math:`B_j = E_{x\sim N(0,1)}[(e^{\mu x-\mu^2/2}-1)^j] = \Delta^j f(0)`,
+    Wang, Balle, Kasiviswanathan (2019), Theorem 27 uses these moments. Even ``j``:
+    :math:`B_j = E_{x\sim N(0,1)}[(e^{\mu x-\mu^2/2}-1)^j] = \Delta^j f(0)`,
     :math:`f(i)=e^{\mu^2 i(i-1)/2}` (the j-th Pearson-Vajda chi moment of the Gaussian pair at shift
-    mu, expanded binomially). Odd ``j``: :math:`\sqrt{B_{j-1}B_{j+1}}`, an upper bound of
+    :math:`\mu`, expanded binomially). Odd ``j``: :math:`\sqrt{B_{j-1}B_{j+1}}`, an upper bound of
     :math:`E|e^{\mu x-\mu^2/2}-1|^j` by Cauchy-Schwarz. The alternating binomial sum is used where its
     rounding-error bound is below 1e-10 of it, otherwise log-space trapezoid quadrature (accurate to
     ~1e-14 relative); either way the value is inflated by its error allowance (1e-10 relative at
     most), so it is an upper bound of the exact moment.
+
+    Parameters
+    ----------
+    mu : float
+        Shift :math:`\mu > 0` of the Gaussian pair (``1/z`` for noise multiplier ``z``).
+    jmax : int
+        Largest moment index, >= 2.
+
+    Returns
+    -------
+    numpy.ndarray
+        Read-only array of length ``jmax + 1``: :math:`\log B_j` (``-inf`` at ``j = 0, 1``).
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not finite and > 0, or ``jmax`` is not an integer >= 2.
     """
     mu = _positive("gaussian_chi_moments", "mu", mu)
     jmax = check_int("gaussian_chi_moments", "jmax", jmax, 2)
@@ -282,12 +359,31 @@ def wbk19_gaussian_log_a(alphas, q: float, noise_multiplier: float) -> np.ndarra
     .. math:: q^j\binom{\alpha}{j}\min\{4B_j,\ 2e^{(j-1)\epsilon(j)}\},\qquad j\ge2,
 
     with :math:`\epsilon(j)=j/(2z^2)` and :math:`B_j` from :func:`gaussian_chi_moments` at
-    :math:`\mu=1/z` (``4 B_j`` bounds the ternary chi^j divergence of three Gaussians at pairwise
-    distance <= mu; at ``j = 2`` the term equals Theorem 9's). Integer orders
-    ``2..WBK19_MAX_ORDER``. Never above :func:`wbk19_theorem9_log_a` with ``eps(inf) = inf``.
-    Checks: equal to dp-accounting's implementation, both directions
-    (``test_wbk19_gaussian_bound_equals_the_peer``); never below the exact RDP of the attained
-    pair ``((1-q) N(0,1) + q N(mu,1), N(0,1))`` (``test_wbk19_gaussian_bound_is_above_an_attained_pair``).
+    :math:`\mu=1/z` (:math:`4B_j` bounds the ternary :math:`\chi^j` divergence of three Gaussians at
+    pairwise distance at most :math:`\mu`; at ``j = 2`` the term equals Theorem 9's). Never above
+    :func:`wbk19_theorem9_log_a` with :math:`\epsilon(\infty) = \infty`. Checked against
+    dp-accounting's implementation (``test_wbk19_gaussian_bound_equals_the_peer``) and never below
+    the exact RDP of an attained pair (``test_wbk19_gaussian_bound_is_above_an_attained_pair``).
+
+    Parameters
+    ----------
+    alphas : array_like
+        Integer orders, :math:`2 \le \alpha \le` :data:`WBK19_MAX_ORDER`.
+    q : float
+        Sampling ratio in (0, 1].
+    noise_multiplier : float
+        Noise multiplier :math:`z > 0` of the inner Gaussian.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\log A(\alpha)` at each order.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not in (0, 1], ``noise_multiplier`` is not finite and > 0, or an order is not an
+        integer in ``2..WBK19_MAX_ORDER``.
     """
     q = check_probability("wbk19_gaussian_log_a", q)
     z = _positive("wbk19_gaussian_log_a", "noise_multiplier (sigma)", noise_multiplier)
@@ -300,18 +396,41 @@ def wbk19_gaussian_log_a(alphas, q: float, noise_multiplier: float) -> np.ndarra
 
 
 def sampled_without_replacement_rdp(orders, q: float, inner_rdp_integer, gaussian_z: float | None = None) -> np.ndarray:
-    """RDP of a mechanism run on a without-replacement sample (ratio ``q``), replace-one relation.
+    r"""RDP of a mechanism run on a without-replacement sample (ratio ``q``), replace-one relation.
 
-    At integer orders ``k <= WBK19_MAX_ORDER`` the cumulant ``K(k) = (k-1) eps(k)`` is bounded by
-    the minimum of WBK19 Theorem 9 (:func:`wbk19_theorem9_log_a`, with ``eps(inf) = inf``), the
-    coupling bound (:func:`coupling_subsampling_rdp`) and, when the inner mechanism is a Gaussian
-    of noise multiplier ``gaussian_z``, WBK19's Gaussian-specific bound
+    At integer orders :math:`k \le` :data:`WBK19_MAX_ORDER` the cumulant
+    :math:`K(k) = (k-1)\epsilon(k)` is bounded by the minimum of Wang, Balle,
+    Kasiviswanathan (2019), Theorem 9 (:func:`wbk19_theorem9_log_a`, with :math:`\epsilon(\infty) = \infty`), the
+    coupling bound (:func:`coupling_subsampling_rdp`) and, when the inner mechanism is a Gaussian of
+    noise multiplier ``gaussian_z``, their Gaussian-specific Theorem 27
     (:func:`wbk19_gaussian_log_a`). Fractional orders: linear interpolation of that cumulant bound
-    between ``floor(alpha)`` and ``ceil(alpha)`` (``K(1) = 0``), sound because the true cumulant is
-    convex in ``alpha`` (WBK19 Corollary 10; accounting_subsampling.md), then the minimum with the
-    coupling bound at ``alpha`` itself. Orders above ``WBK19_MAX_ORDER``: the coupling bound.
-    ``inner_rdp_integer(int_orders)`` returns the inner RDP at integer orders ``2..``.
-    At ``q = 1`` this returns the inner RDP itself (no subsampling).
+    between :math:`\lfloor\alpha\rfloor` and :math:`\lceil\alpha\rceil` (:math:`K(1) = 0`), sound
+    because the true cumulant is convex in :math:`\alpha` (their Corollary 10; derivation in
+    ``proofs_notes/accounting_subsampling.md``), then the minimum with the coupling bound at
+    :math:`\alpha` itself. Orders above :data:`WBK19_MAX_ORDER`: the coupling bound. At ``q = 1``
+    this returns the inner RDP itself (no subsampling).
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    q : float
+        Sampling ratio in (0, 1].
+    inner_rdp_integer : callable
+        ``inner_rdp_integer(orders)`` returns the inner mechanism's RDP at the given orders (called
+        at ``orders`` and at the integers ``2..``).
+    gaussian_z : float or None, optional
+        Noise multiplier of the inner mechanism when it is a Gaussian (enables Theorem 27).
+
+    Returns
+    -------
+    numpy.ndarray
+        RDP of the subsampled mechanism at each order.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, or ``q`` is not in (0, 1].
     """
     a = _orders("sampled_without_replacement_rdp", orders)
     q = check_probability("sampled_without_replacement_rdp", q)
@@ -339,16 +458,37 @@ def sampled_without_replacement_rdp(orders, q: float, inner_rdp_integer, gaussia
         K[inside] = np.minimum(K[inside], (1 - t) * log_a[lo_i] + t * log_a[hi_i])
     return K / (a - 1)
 def coupling_subsampling_rdp(orders, q: float, inner_rdp) -> np.ndarray:
-    """Without-replacement subsampling by the index coupling and joint convexity (replace-one).
+    r"""Without-replacement subsampling by the index coupling and joint convexity (replace-one).
 
     Run both neighbours on the same index set S: if the replaced index is not in S (probability
     ``1 - q``) the two laws coincide, otherwise the inputs are replace-one neighbours. Joint
-    convexity of ``(p, q) -> p^alpha q^(1-alpha)`` gives
-    ``eps'(alpha) <= log(1 + q (e^{(alpha-1) eps(alpha)} - 1)) / (alpha - 1)`` (the activation
-    formula with ``rho = q``). Weaker than WBK19 Theorem 9 for small noise, but it tends to 0
-    with the inner RDP, which Theorem 9 (general form, ``eps(inf) = inf``) does not: its
-    ``j >= 3`` terms keep ``2 q^j C(alpha, j)``. :func:`sampled_without_replacement_rdp`
-    takes the minimum of the two bounds at every order.
+    convexity of :math:`(p, q) \mapsto p^\alpha q^{1-\alpha}` (Mironov (2017), the same argument as
+    :func:`activation_rdp`) gives
+    :math:`\epsilon'(\alpha) \le \log(1 + q(e^{(\alpha-1)\epsilon(\alpha)} - 1))/(\alpha - 1)`.
+    Weaker than Wang, Balle, Kasiviswanathan (2019), Theorem 9 for small noise, but it tends to 0
+    with the inner RDP, which Theorem 9 (general form, :math:`\epsilon(\infty) = \infty`) does not:
+    its :math:`j \ge 3` terms keep :math:`2q^j\binom{\alpha}{j}`.
+    :func:`sampled_without_replacement_rdp` takes the minimum of the two bounds at every order.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    q : float
+        Sampling ratio in (0, 1].
+    inner_rdp : array_like
+        The inner mechanism's RDP at ``orders`` (same shape).
+
+    Returns
+    -------
+    numpy.ndarray
+        RDP bound of the subsampled mechanism at each order.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, ``q`` is not in (0, 1], or ``inner_rdp`` has another
+        shape than ``orders``.
     """
     return activation_rdp(orders, q, inner_rdp)
 
@@ -356,14 +496,35 @@ def coupling_subsampling_rdp(orders, q: float, inner_rdp) -> np.ndarray:
 def poisson_gaussian_log_a(alpha: float, q: float, z: float) -> float:
     r"""``log A_alpha`` of the Poisson-subsampled Gaussian (Mironov, Talwar, Zhang 2019, Sections 3.2-3.3).
 
-    ``A_alpha = E_{x ~ N(0, z^2)}[(1 - q + q e^{(2x-1)/(2z^2)})^alpha]`` =
-    ``exp((alpha-1) D_alpha((1-q) N(0,z^2) + q N(1,z^2) || N(0,z^2)))`` (add/remove relation,
-    sensitivity 1). Integer alpha: the binomial expansion (their (3.2)),
-    ``A = sum_k C(alpha,k) (1-q)^{alpha-k} q^k e^{(k^2-k)/(2 z^2)}``.
-    Fractional alpha: split the integral at ``x0 = z^2 log(1/q - 1) + 1/2`` (where
-    ``q r(x) = 1 - q``) and expand each side in the convergent generalized-binomial series
-    (their Section 3.3); every term is a Gaussian tail in closed form (derivation in
-    accounting_subsampling.md).
+    Mironov, Talwar and Zhang (2019):
+    :math:`A_\alpha = E_{x \sim N(0, z^2)}[(1 - q + q e^{(2x-1)/(2z^2)})^\alpha]
+    = \exp((\alpha-1) D_\alpha((1-q) N(0,z^2) + q N(1,z^2) \,\|\, N(0,z^2)))` (add/remove relation,
+    sensitivity 1). Integer :math:`\alpha`: the binomial expansion (their (3.2)),
+    :math:`A = \sum_k \binom{\alpha}{k} (1-q)^{\alpha-k} q^k e^{(k^2-k)/(2 z^2)}`. Fractional
+    :math:`\alpha`: split the integral at :math:`x_0 = z^2 \log(1/q - 1) + 1/2` and expand each side
+    in the convergent generalized-binomial series (their Section 3.3); every term is a Gaussian tail
+    in closed form (derivation in ``proofs_notes/accounting_subsampling.md``). When the series
+    cancels badly or converges slowly, adaptive quadrature of the definition is used instead.
+
+    Parameters
+    ----------
+    alpha : float
+        Order, finite and > 1.
+    q : float
+        Poisson sampling probability in (0, 1].
+    z : float
+        Noise multiplier, > 0.
+
+    Returns
+    -------
+    float
+        :math:`\log A_\alpha`; at ``q = 1`` the Gaussian cumulant :math:`(\alpha-1)\alpha/(2z^2)`.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is not in (0, 1], ``z`` is not finite and > 0, ``alpha`` is not finite and > 1, or
+        the fallback quadrature does not give a finite positive integral.
     """
     q = check_probability("poisson_gaussian_log_a", q)
     z = _positive("poisson_gaussian_log_a", "z (noise multiplier)", z)
@@ -428,10 +589,30 @@ def _poisson_log_a_quad(alpha: float, q: float, z: float) -> float:
 
 
 def poisson_gaussian_rdp(orders, q: float, noise_multiplier: float) -> np.ndarray:
-    """RDP of the Poisson-subsampled Gaussian, add/remove relation: ``log A_alpha / (alpha - 1)``.
+    r"""RDP of the Poisson-subsampled Gaussian, add/remove relation: ``log A_alpha / (alpha - 1)``.
 
-    Mironov, Talwar, Zhang 2019, Theorem 4 / Section 3: for this mechanism the divergence
-    ``D_alpha(mu || mu0)`` (``mu = (1-q) mu0 + q mu1``) dominates the reverse one, so it is the RDP.
+    Mironov, Talwar and Zhang (2019), Theorem 4 and Section 3: for this mechanism the divergence
+    :math:`D_\alpha(\mu \| \mu_0)` (:math:`\mu = (1-q)\mu_0 + q\mu_1`) dominates the reverse one, so
+    it is the RDP. Each order is evaluated by :func:`poisson_gaussian_log_a`.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    q : float
+        Poisson sampling probability in (0, 1].
+    noise_multiplier : float
+        Noise multiplier :math:`z > 0`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\log A_\alpha/(\alpha - 1)` at each order.
+
+    Raises
+    ------
+    ValueError
+        As :func:`poisson_gaussian_log_a`, or if an order is not finite or not > 1.
     """
     a = _orders("poisson_gaussian_rdp", orders)
     return np.array([poisson_gaussian_log_a(x, q, noise_multiplier) / (x - 1) for x in a])
@@ -451,12 +632,33 @@ def _log_two_point(w: float, x, y):
 
 
 def activation_rdp(orders, rho: float, inner_rdp) -> np.ndarray:
-    """Activation ("my agent takes part with probability rho") by joint convexity.
+    r"""Activation ("my agent takes part with probability rho") by joint convexity.
 
-    For ``P' = (1-rho) U + rho P`` and ``Q' = (1-rho) U + rho Q``,
-    ``e^{(alpha-1) D_alpha(P'||Q')} <= (1-rho) + rho e^{(alpha-1) D_alpha(P||Q)}``, so
-    ``eps'(alpha) <= log(1 + rho (e^{(alpha-1) eps(alpha)} - 1)) / (alpha - 1)``
-    (proof in accounting_theorem_4_2.md). Evaluated as a log-sum-exp (no overflow).
+    For :math:`P' = (1-\rho) U + \rho P` and :math:`Q' = (1-\rho) U + \rho Q`,
+    :math:`e^{(\alpha-1) D_\alpha(P'\|Q')} \le (1-\rho) + \rho e^{(\alpha-1) D_\alpha(P\|Q)}`
+    (joint convexity, as in Mironov (2017)), so
+    :math:`\epsilon'(\alpha) \le \log(1 + \rho(e^{(\alpha-1)\epsilon(\alpha)} - 1))/(\alpha - 1)`
+    (proof in ``proofs_notes/accounting_theorem_4_2.md``). Evaluated as a log-sum-exp (no overflow).
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    rho : float
+        Activation probability in (0, 1].
+    inner_rdp : array_like
+        The inner mechanism's RDP at ``orders`` (same shape).
+
+    Returns
+    -------
+    numpy.ndarray
+        The activated mechanism's RDP bound at each order (a copy of ``inner_rdp`` at ``rho = 1``).
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, ``rho`` is not in (0, 1], or ``inner_rdp`` has another
+        shape than ``orders``.
     """
     a = _orders("activation_rdp", orders)
     rho = check_probability("activation_rdp", rho, "rho")
@@ -469,11 +671,34 @@ def activation_rdp(orders, rho: float, inner_rdp) -> np.ndarray:
 
 
 def mixture_of_gaussians_rdp(orders, shift_common: float, shift_rare: float, p_rare: float) -> np.ndarray:
-    """One DP-RSVRG inner step (lead 17): pair the mixture components, use joint convexity.
+    r"""One DP-RSVRG inner step: pair the mixture components, use joint convexity.
 
-    ``e^{(alpha-1) D_alpha} <= (1-p) e^{(alpha-1) alpha c^2 / 2} + p e^{(alpha-1) alpha d^2 / 2}``
-    with ``c = shift_common``, ``d = shift_rare`` in units of the noise std (``p = 1/N_i``).
-    Derivation in accounting_dp_rsvrg.md.
+    :math:`e^{(\alpha-1) D_\alpha} \le (1-p) e^{(\alpha-1) \alpha c^2 / 2} + p e^{(\alpha-1) \alpha d^2 / 2}`
+    with :math:`c` = ``shift_common``, :math:`d` = ``shift_rare`` in units of the noise standard
+    deviation (:math:`p = 1/N_i`): the Gaussian RDP of Mironov (2017), Proposition 7, of each paired
+    component, combined by joint convexity. Derivation in ``proofs_notes/accounting_dp_rsvrg.md``.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    shift_common : float
+        Mean shift :math:`c \ge 0` of the common component.
+    shift_rare : float
+        Mean shift :math:`d \ge 0` of the rare component.
+    p_rare : float
+        Weight :math:`p \in (0, 1]` of the rare component.
+
+    Returns
+    -------
+    numpy.ndarray
+        The RDP bound at each order.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, a shift is not finite or negative, or ``p_rare`` is
+        not in (0, 1].
     """
     a = _orders("mixture_of_gaussians_rdp", orders)
     c = check_real("mixture_of_gaussians_rdp", "shift_common", shift_common)
@@ -488,16 +713,38 @@ def mixture_of_gaussians_rdp(orders, shift_common: float, shift_rare: float, p_r
 
 
 def mixture_triangle_rdp(orders, shift_common: float, shift_sample: float, p_rare: float) -> np.ndarray:
-    """Tighter bound for one DP-RSVRG inner step by the weak triangle inequality (lead 17).
+    r"""Tighter bound for one DP-RSVRG inner step by the weak triangle inequality.
 
-    Let ``P`` (dataset D) and ``R`` (neighbour D') be the step's laws and ``Q`` the law on D' with
-    the full gradient ``g`` kept at its D value. ``P`` vs ``Q``: one uniformly sampled index of
-    ``N_i`` (sample of size 1, ratio ``p = 1/N_i``) fed to a Gaussian whose mean moves by at most
-    ``shift_sample`` (``4 tau1 / sigma``): WBK19 Theorem 9 / coupling
-    (:func:`sampled_without_replacement_rdp`). ``Q`` vs ``R``: every component moves by the same
-    ``c`` (``shift_common``): Gaussian RDP ``alpha c^2 / 2`` by joint convexity. Mironov 2017
-    Prop. 11 with ``p = q = 2``:
-    ``D_alpha(P||R) <= (alpha - 1/2)/(alpha - 1) D_{2 alpha}(P||Q) + D_{2 alpha - 1}(Q||R)``.
+    Let :math:`P` (dataset D) and :math:`R` (neighbour D') be the step's laws and :math:`Q` the law
+    on D' with the full gradient kept at its D value. :math:`P` vs :math:`Q`: one uniformly sampled
+    index of :math:`N_i` (ratio :math:`p = 1/N_i`) fed to a Gaussian whose mean moves by at most
+    ``shift_sample`` (:math:`4\tau_1/\sigma`): Wang, Balle, Kasiviswanathan (2019), Theorem 9 and the
+    coupling bound (:func:`sampled_without_replacement_rdp`). :math:`Q` vs :math:`R`: every
+    component moves by the same :math:`c` (``shift_common``): Gaussian RDP :math:`\alpha c^2/2` by
+    joint convexity. Mironov (2017), Proposition 11 with :math:`p = q = 2`:
+    :math:`D_\alpha(P\|R) \le \frac{\alpha - 1/2}{\alpha - 1} D_{2\alpha}(P\|Q) + D_{2\alpha - 1}(Q\|R)`.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    shift_common : float
+        Shift :math:`c \ge 0` every component shares.
+    shift_sample : float
+        Shift :math:`> 0` caused by the sampled record.
+    p_rare : float
+        Sampling ratio :math:`p \in (0, 1]`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The RDP bound at each order.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, ``shift_common < 0``, ``shift_sample <= 0``, a shift
+        is not finite, or ``p_rare`` is not in (0, 1].
     """
     a = _orders("mixture_triangle_rdp", orders)
     c = check_real("mixture_triangle_rdp", "shift_common", shift_common)
@@ -512,9 +759,30 @@ def mixture_triangle_rdp(orders, shift_common: float, shift_sample: float, p_rar
 
 
 def rdp_to_dp_classical(orders, rdp, delta: float) -> tuple[float, float]:
-    """Classical conversion, Prop. 1 of Han et al. (2024) (Mironov 2017 Prop. 3): ``eps = rdp + log(1/delta)/(alpha-1)``.
+    r"""Classical conversion, Prop. 1 of Han et al. (2024) (Mironov 2017 Prop. 3): ``eps = rdp + log(1/delta)/(alpha-1)``.
 
-    Returns ``(eps, best_order)`` minimised over the orders.
+    Han et al. (2024), Proposition 1 (Mironov (2017), Proposition 3), minimised over the orders.
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    rdp : array_like
+        RDP at ``orders``.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+
+    Returns
+    -------
+    eps : float
+        The smallest :math:`\epsilon` over the orders.
+    best_order : float
+        The order attaining it.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, or ``delta`` is not in (0, 1).
     """
     a = _orders("rdp_to_dp_classical", orders)
     delta = check_delta("rdp_to_dp_classical", delta)
@@ -525,12 +793,34 @@ def rdp_to_dp_classical(orders, rdp, delta: float) -> tuple[float, float]:
 
 
 def rdp_to_dp_improved(orders, rdp, delta: float) -> tuple[float, float]:
-    """Improved conversion (Canonne, Kamath, Steinke 2020 Prop. 12; Balle et al. 2020 Thm 21).
+    r"""Improved conversion (Canonne, Kamath, Steinke 2020 Prop. 12; Balle et al. 2020 Thm 21).
 
-    ``eps = rdp + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha - 1)``, minimised over the
-    orders; a negative value means the mechanism is (0, delta)-DP, so the result is ``max(0, .)``.
-    Never larger than :func:`rdp_to_dp_classical` (the difference is
-    ``log(1-1/alpha) - log(alpha)/(alpha-1) <= 0``).
+    Canonne, Kamath and Steinke (2020), Proposition 12; Balle et al. (2020), Theorem 21:
+    :math:`\epsilon = \mathrm{rdp} + \log((\alpha-1)/\alpha) - (\log\delta + \log\alpha)/(\alpha - 1)`,
+    minimised over the orders; a negative value means the mechanism is :math:`(0, \delta)`-DP, so
+    the result is :math:`\max(0, \cdot)`. Never larger than :func:`rdp_to_dp_classical` (the
+    difference is :math:`\log(1-1/\alpha) - \log(\alpha)/(\alpha-1) \le 0`).
+
+    Parameters
+    ----------
+    orders : array_like
+        RDP orders :math:`\alpha > 1`.
+    rdp : array_like
+        RDP at ``orders``.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+
+    Returns
+    -------
+    eps : float
+        The smallest :math:`\epsilon \ge 0` over the orders.
+    best_order : float
+        The order attaining it.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, or ``delta`` is not in (0, 1).
     """
     a = _orders("rdp_to_dp_improved", orders)
     delta = check_delta("rdp_to_dp_improved", delta)
@@ -541,10 +831,31 @@ def rdp_to_dp_improved(orders, rdp, delta: float) -> tuple[float, float]:
 
 
 def lemma_2_moments_bound(lam: float, L0: float, n: int, sigma: float) -> float:
-    """Lemma 2 of Han et al. (2024) as stated: ``K_R(lambda) <= 2 lambda (lambda+1) L0^2 / (n^2 sigma^2)``.
+    r"""Lemma 2 of Han et al. (2024) as stated: ``K_R(lambda) <= 2 lambda (lambda+1) L0^2 / (n^2 sigma^2)``.
 
-    This is exactly the Gaussian cumulant at ``alpha = lambda + 1`` with replace-one sensitivity
-    ``2 L0 / n`` of the full-batch mean of ``L0``-Lipschitz terms (sound, tight).
+    This is exactly the Gaussian cumulant at :math:`\alpha = \lambda + 1` with replace-one
+    sensitivity :math:`2L_0/n` of the full-batch mean of :math:`L_0`-Lipschitz terms (sound, tight).
+
+    Parameters
+    ----------
+    lam : float
+        :math:`\lambda > 0` (order minus one).
+    L0 : float
+        Lipschitz constant, > 0.
+    n : int
+        Number of records, > 0.
+    sigma : float
+        Noise standard deviation, > 0.
+
+    Returns
+    -------
+    float
+        :math:`2\lambda(\lambda+1)L_0^2/(n^2\sigma^2)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not finite and > 0.
     """
     lam = _positive("lemma_2_moments_bound", "lambda", lam)
     L0 = _positive("lemma_2_moments_bound", "L0", L0)
@@ -554,12 +865,36 @@ def lemma_2_moments_bound(lam: float, L0: float, n: int, sigma: float) -> float:
 
 
 def lemma_3_moments_bound(lam: float, L0: float, n: int, b: int, sigma: float) -> float:
-    """Lemma 3 of Han et al. (2024) as stated: ``K_R(lambda) <= 15 (lambda+1) L0^2 / (n^2 sigma^2)``.
+    r"""Lemma 3 of Han et al. (2024) as stated: ``K_R(lambda) <= 15 (lambda+1) L0^2 / (n^2 sigma^2)``.
 
-    Preconditions checked (ValueError if violated): ``sigma^2 >= 4 L0^2 / b^2``, ``b < n``,
-    ``lambda <= 2 sigma^2 log(n / (b (lambda+1) (1 + b^2 sigma^2 / (4 L0^2)))) / 3``.
-    Han et al. (2024) gives no constant-level proof (it points to [51, Lemma 3.7]); the tests compare it with
-    the WBK19 bound it claims to simplify (accounting_rdp.md).
+    Han et al. (2024) give no constant-level proof (they point to their reference [51], Lemma 3.7);
+    the tests compare it with the Wang, Balle, Kasiviswanathan (2019) bound it claims to simplify
+    (``proofs_notes/accounting_rdp.md``).
+
+    Parameters
+    ----------
+    lam : float
+        :math:`\lambda > 0`.
+    L0 : float
+        Lipschitz constant, > 0.
+    n : int
+        Number of records, > 0.
+    b : int
+        Batch size, > 0.
+    sigma : float
+        Noise standard deviation, > 0.
+
+    Returns
+    -------
+    float
+        :math:`15(\lambda+1)L_0^2/(n^2\sigma^2)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not finite and > 0, or a precondition of the lemma fails:
+        :math:`\sigma^2 < 4L_0^2/b^2`, :math:`b \ge n`, or
+        :math:`\lambda > 2\sigma^2\log(n/(b(\lambda+1)(1 + b^2\sigma^2/(4L_0^2))))/3`.
     """
     lam = _positive("lemma_3_moments_bound", "lambda", lam)
     L0 = _positive("lemma_3_moments_bound", "L0", L0)
@@ -578,15 +913,28 @@ def lemma_3_moments_bound(lam: float, L0: float, n: int, b: int, sigma: float) -
 
 
 def effective_gaussian(event: Event, full_gradient_only: bool = False) -> float | None:
-    """Noise multiplier of the single Gaussian equivalent to ``event``, or ``None``.
+    r"""Noise multiplier of the single Gaussian equivalent to ``event``, or ``None``.
 
     A ``Gaussian(z)``, or a ``Composed`` / ``SelfComposed`` nesting of Gaussians of one relation
     (also inside a ``SampledWithoutReplacement`` of all ``n`` records), is exactly a Gaussian
-    mechanism with ``z_eff = (sum_i z_i^{-2})^{-1/2}`` (the product of shifted isotropic Gaussians
-    is one Gaussian of shift ``sqrt(sum mu_i^2)``; Dong, Roth, Su 2022 Cor. 3.3). With
-    ``full_gradient_only`` a ``MixtureOfGaussians`` counts as the Gaussian of shift
-    ``shift_common`` (the pair DP-RSVRG produces on linear losses: the attainable lower bound of
-    accounting_pld_dp_rsvrg.md, not an upper bound). ``inf`` when every shift is 0.
+    mechanism with :math:`z_{\mathrm{eff}} = (\sum_i z_i^{-2})^{-1/2}` (the product of shifted
+    isotropic Gaussians is one Gaussian of shift :math:`\sqrt{\sum_i\mu_i^2}`; Dong, Roth and
+    Su (2022), Corollary 3.3). With ``full_gradient_only`` a ``MixtureOfGaussians`` counts as the
+    Gaussian of shift ``shift_common`` (the pair DP-RSVRG produces on linear losses: an attainable
+    lower bound, ``proofs_notes/accounting_pld_dp_rsvrg.md``, not an upper bound).
+
+    Parameters
+    ----------
+    event : Event
+        The event to reduce.
+    full_gradient_only : bool, optional
+        Treat a ``MixtureOfGaussians`` as its common Gaussian (default ``False``).
+
+    Returns
+    -------
+    float or None
+        :math:`z_{\mathrm{eff}}` (``inf`` when every shift is 0), or ``None`` when ``event`` is not
+        such a Gaussian.
     """
     def inv_sq(e):
         if isinstance(e, Gaussian):
@@ -612,24 +960,34 @@ def _bad(where: str, why: str) -> ValueError:
 
 
 class RdpAccountant:
-    """Composes events in RDP and converts to (eps, delta).
+    r"""Composes events in RDP and converts to (eps, delta).
 
-    Supports: ``Gaussian``; ``EpsilonDelta`` with ``delta = 0``; ``SampledWithoutReplacement``
-    of any supported replace-one event (WBK19 Thm 9 and the coupling bound; for a Gaussian inner
-    event also WBK19's Gaussian-specific bound); ``PoissonSampled(q, Gaussian(z, ADD_REMOVE))``
-    (MTZ19); ``Activation`` of a supported event; ``MixtureOfGaussians``; ``Composed`` /
-    ``SelfComposed`` (additivity, Mironov 2017 Prop. 1); ``WorstCase`` (pointwise maximum over
-    orders). Anything else (an ``EpsilonDelta`` with ``delta > 0`` has no finite RDP; events of
-    another neighbouring relation) raises ``ValueError``.
-
-    One dispatch: :meth:`_rdp_of` both validates an event and (given orders) computes its RDP, in
-    the manner of dp_accounting's ``_maybe_compose``; a new event type is one new branch there.
+    Rényi DP of Mironov (2017). Supports: ``Gaussian``; ``EpsilonDelta`` with ``delta = 0``;
+    ``SampledWithoutReplacement`` of any supported replace-one event (Wang, Balle,
+    Kasiviswanathan (2019), Theorem 9, and the coupling bound; for a Gaussian inner event also their Theorem 27);
+    ``PoissonSampled(q, Gaussian(z, ADD_REMOVE))`` (Mironov, Talwar and Zhang (2019));
+    ``Activation`` of a supported event; ``MixtureOfGaussians``; ``Composed`` / ``SelfComposed``
+    (additivity, Mironov (2017), Proposition 1); ``WorstCase`` (pointwise maximum over orders).
+    Anything else (an ``EpsilonDelta`` with ``delta > 0`` has no finite RDP; events of another
+    neighbouring relation) raises ``ValueError``.
 
     Orders. With ``orders=None`` the accountant starts from :data:`DEFAULT_ORDERS` and, when the
     best order of the conversion sits at an end of the grid, extends the grid (up to
     :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
     floor set by the grid; then it halves the spacing around the best order four times. Explicit
     ``orders`` are used as given.
+
+    Parameters
+    ----------
+    orders : array_like or None, optional
+        RDP orders :math:`\alpha > 1`; ``None`` (default) for the adaptive grid.
+    relation : str, optional
+        Neighbouring relation, ``REPLACE_ONE`` (default) or ``ADD_REMOVE``; every event must use it.
+
+    Raises
+    ------
+    ValueError
+        If an order is not finite or not > 1, or ``relation`` is unknown.
     """
 
     def __init__(self, orders=None, relation: str = REPLACE_ONE):
@@ -723,6 +1081,28 @@ class RdpAccountant:
         return self.get_epsilon_and_order(delta, method)[0]
 
     def get_epsilon_and_order(self, delta: float, method: str = "improved") -> tuple[float, float]:
+        r"""Smallest eps over the orders, and the order attaining it.
+
+        Parameters
+        ----------
+        delta : float
+            Target :math:`\delta \in (0, 1)`.
+        method : str, optional
+            ``"improved"`` (default, :func:`rdp_to_dp_improved`) or ``"classical"``
+            (:func:`rdp_to_dp_classical`).
+
+        Returns
+        -------
+        eps : float
+            The smallest :math:`\epsilon` found.
+        order : float
+            The order attaining it.
+
+        Raises
+        ------
+        ValueError
+            If ``method`` is unknown or ``delta`` is not in (0, 1).
+        """
         if method not in ("improved", "classical"):
             raise ValueError(f"RdpAccountant.get_epsilon: method must be 'improved' or 'classical' (got {method!r})")
         convert = rdp_to_dp_improved if method == "improved" else rdp_to_dp_classical

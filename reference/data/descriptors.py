@@ -1,7 +1,7 @@
 """Region covariance descriptors (Tuzel, Porikli & Meer, ECCV 2006) — the SPD data of Huang et al. (2024) §6.2.
 
 Huang et al. (2024) §6.2: "Each image in PATHMNIST is transformed into a 9 × 9 SPD matrix by the covariance
-descriptor [TPM06]". The 9-dimensional per-pixel feature of TPM06 (§4, object detection) is
+descriptor [TPM06]". The 9-dimensional per-pixel feature of TPM06 (§4, object detection) is::
 
     F(x, y) = [x, y, R, G, B, |I_x|, |I_y|, |I_xx|, |I_yy|]
 
@@ -54,9 +54,28 @@ def _image(where: str, image, features: str) -> np.ndarray:
 def pixel_features(image, features: str = "rgb9") -> np.ndarray:
     """Per-pixel feature vectors ``F(x, y)`` of TPM06 on the interior pixels: shape ``((H−2)(W−2), k)``.
 
-    ``I_x(x, y) = I(x+1, y) − I(x−1, y)`` (filter [−1, 0, 1]) and ``I_xx(x, y) = −I(x−1, y) + 2 I(x, y)
-    − I(x+1, y)`` (filter [−1, 2, −1]); likewise along ``y`` (rows). Rows of the output run over
-    pixels in row-major order.
+    Tuzel, Porikli and Meer (2006), Section 4. ``I_x(x, y) = I(x+1, y) − I(x−1, y)`` (filter
+    [−1, 0, 1]) and ``I_xx(x, y) = −I(x−1, y) + 2 I(x, y) − I(x+1, y)`` (filter [−1, 2, −1]);
+    likewise along ``y`` (rows). Rows of the output run over pixels in row-major order.
+
+    Parameters
+    ----------
+    image : array_like
+        An ``(H, W, 3)`` RGB image (``"rgb9"``), or an ``(H, W)`` or ``(H, W, 3)`` image
+        (``"gray7"``, colour averaged), at least 3 × 3 pixels, finite.
+    features : str, optional
+        ``"rgb9"`` (default, 9 features) or ``"gray7"`` (7 features), see :data:`FEATURE_SETS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``((H−2)(W−2), k)`` feature matrix, ``k`` = 9 or 7.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is unknown, the image cannot be read as floats, has the wrong shape for the
+        feature set, is smaller than 3 × 3, or has non-finite pixels.
     """
     where = "pixel_features"
     a = _image(where, image, features)
@@ -77,10 +96,29 @@ def pixel_features(image, features: str = "rgb9") -> np.ndarray:
 
 
 def covariance_descriptor(image, features: str = "rgb9", eps: float = 1e-6) -> np.ndarray:
-    """Region covariance ``C = 1/(n−1) Σ_k (z_k − μ)(z_k − μ)ᵀ + ε I`` of :func:`pixel_features` (TPM06 eq. (2)).
+    r"""Region covariance ``C = 1/(n−1) Σ_k (z_k − μ)(z_k − μ)ᵀ + ε I`` of :func:`pixel_features` (TPM06 eq. (2)).
 
-    ``rgb9`` gives the 9 × 9 SPD matrix of Huang et al. (2024) §6.2. ``eps > 0`` is required: without it a
-    constant feature (e.g. ``|I_xx| ≡ 0`` on a linear ramp) makes ``C`` singular.
+    ``rgb9`` gives the 9 × 9 SPD matrix of Huang et al. (2024) §6.2. ``eps > 0`` is required:
+    without it a constant feature (e.g. ``|I_xx| ≡ 0`` on a linear ramp) makes ``C`` singular.
+
+    Parameters
+    ----------
+    image : array_like
+        The image, as for :func:`pixel_features`.
+    features : str, optional
+        ``"rgb9"`` (default) or ``"gray7"``.
+    eps : float, optional
+        Ridge :math:`\varepsilon > 0` added to the diagonal (default 1e-6).
+
+    Returns
+    -------
+    numpy.ndarray
+        The symmetric positive definite ``(k, k)`` descriptor.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is not finite and > 0, or as :func:`pixel_features`.
     """
     where = "covariance_descriptor"
     eps = float(eps)
@@ -95,9 +133,32 @@ def covariance_descriptor(image, features: str = "rgb9", eps: float = 1e-6) -> n
 
 
 def covariance_descriptors(images, features: str = "rgb9", eps: float = 1e-6, scale: float | None = 255.0) -> np.ndarray:
-    """Descriptors of a stack of images ``(m, H, W[, 3])`` → ``(m, k, k)``; uint8 pixels divided by ``scale``.
+    """Descriptors of a stack of images ``(m, H, W[, 3])`` → ``(m, k, k)``; pixels divided by ``scale``.
 
-    The PathMNIST pipeline of Huang et al. (2024) §6.2: ``covariance_descriptors(load_pathmnist(path)[0])``.
+    The PathMNIST pipeline of Huang et al. (2024) §6.2:
+    ``covariance_descriptors(load_pathmnist(path)[0])``.
+
+    Parameters
+    ----------
+    images : array_like
+        Stack ``(m, H, W[, 3])``.
+    features : str, optional
+        ``"rgb9"`` (default) or ``"gray7"``.
+    eps : float, optional
+        Ridge added to each descriptor (default 1e-6).
+    scale : float or None, optional
+        Every pixel is divided by it (default 255, for uint8 images); ``None`` leaves them as given.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(m, k, k)`` descriptors.
+
+    Raises
+    ------
+    ValueError
+        If ``images`` is not a stack (fewer than 3 axes), ``scale`` is not finite and > 0, or as
+        :func:`covariance_descriptor`.
     """
     imgs = np.asarray(images)
     if imgs.ndim < 3:

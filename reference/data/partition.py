@@ -43,12 +43,36 @@ def _positive_int(where: str, name: str, v) -> int:
 
 
 def partition_sizes(n_records: int, sizes, rng: np.random.Generator, *, shuffle: bool = True) -> list[np.ndarray]:
-    """Split records ``0..n_records-1`` into agents of the given sizes ``N_1, …, N_N``.
+    r"""Split records ``0..n_records-1`` into agents of the given sizes ``N_1, …, N_N``.
 
     A uniformly random permutation of the records (``shuffle=True``) is cut into consecutive
     blocks of lengths ``sizes``; when ``Σ N_i < n_records`` the remaining records are left out
-    (a uniformly random subset of ``Σ N_i`` records is used, as Huang et al. (2024) §6.2 does with 20,000 of the
-    PathMNIST images). ``shuffle=False`` cuts ``0, 1, …`` in order (no randomness used).
+    (a uniformly random subset of ``Σ N_i`` records is used, as Huang et al. (2024) §6.2 does with
+    20,000 of the PathMNIST images). ``shuffle=False`` cuts ``0, 1, …`` in order (no randomness
+    used).
+
+    Parameters
+    ----------
+    n_records : int
+        Number of records, >= 1.
+    sizes : sequence of int
+        The agents' sizes :math:`N_i \ge 1`, summing to at most ``n_records``.
+    rng : numpy.random.Generator
+        Source of the permutation (needed when ``shuffle``).
+    shuffle : bool, optional
+        Permute the records first (default ``True``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One ``int64`` index array per agent.
+
+    Raises
+    ------
+    ValueError
+        If ``n_records`` is not an integer >= 1, ``sizes`` is empty, not 1-D, not integer or has an
+        entry < 1, the sizes sum to more than ``n_records``, or ``rng`` is not a Generator (with
+        ``shuffle``).
     """
     where = "partition_sizes"
     n_records = _positive_int(where, "n_records", n_records)
@@ -82,6 +106,30 @@ def partition_equal(
     Without ``n_per_agent`` every record is used and ``n_records`` must be divisible by
     ``n_agents`` (no record is silently dropped); with it, ``N · n_per_agent`` records are drawn
     uniformly without replacement (Huang et al. (2024) §6.2: 20,000 of 89,996 PathMNIST images).
+
+    Parameters
+    ----------
+    n_records : int
+        Number of records, >= 1.
+    n_agents : int
+        Number of agents, >= 1.
+    rng : numpy.random.Generator
+        Source of the permutation.
+    n_per_agent : int or None, optional
+        Records per agent; ``None`` (default) uses all records.
+    shuffle : bool, optional
+        Permute the records first (default ``True``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``n_agents`` index arrays of equal length.
+
+    Raises
+    ------
+    ValueError
+        If a count is not an integer >= 1, ``n_records`` is not divisible by ``n_agents`` (without
+        ``n_per_agent``), or as :func:`partition_sizes`.
     """
     where = "partition_equal"
     n_records = _positive_int(where, "n_records", n_records)
@@ -103,6 +151,30 @@ def dirichlet_sizes(n_records: int, n_agents: int, concentration: float, rng: np
     The floor ``min_size ≥ 1`` makes every agent non-empty by construction (no rejection loop);
     ``Σ N_i = n_records`` exactly. Small ``concentration`` gives very unequal sizes, large gives
     nearly equal ones. ``E[N_i] = min_size + (n − N·min_size)/N``.
+
+    Parameters
+    ----------
+    n_records : int
+        Number of records, >= 1.
+    n_agents : int
+        Number of agents, >= 1.
+    concentration : float
+        Dirichlet concentration :math:`c > 0`.
+    rng : numpy.random.Generator
+        Source of the draws.
+    min_size : int, optional
+        Smallest agent size, >= 1 (default 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` sizes summing to ``n_records``.
+
+    Raises
+    ------
+    ValueError
+        If a count is not an integer >= 1, ``concentration`` is not finite and > 0, ``rng`` is not a
+        Generator, or ``n_agents * min_size > n_records``.
     """
     where = "dirichlet_sizes"
     n_records = _positive_int(where, "n_records", n_records)
@@ -125,13 +197,55 @@ def dirichlet_sizes(n_records: int, n_agents: int, concentration: float, rng: np
 def partition_dirichlet(
     n_records: int, n_agents: int, concentration: float, rng: np.random.Generator, *, min_size: int = 1
 ) -> list[np.ndarray]:
-    """Unequal split of all records with sizes from :func:`dirichlet_sizes`, then a random permutation."""
+    """Unequal split of all records with sizes from :func:`dirichlet_sizes`, then a random permutation.
+
+    Parameters
+    ----------
+    n_records : int
+        Number of records, >= 1.
+    n_agents : int
+        Number of agents, >= 1.
+    concentration : float
+        Dirichlet concentration, > 0.
+    rng : numpy.random.Generator
+        Source of the sizes and of the permutation.
+    min_size : int, optional
+        Smallest agent size, >= 1 (default 1).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One index array per agent, covering every record.
+
+    Raises
+    ------
+    ValueError
+        As :func:`dirichlet_sizes`.
+    """
     sizes = dirichlet_sizes(n_records, n_agents, concentration, rng, min_size=min_size)
     return partition_sizes(n_records, sizes, rng)
 
 
 def split(data, parts: list[np.ndarray]) -> list[np.ndarray]:
-    """The agents' data sets ``D_i = data[parts[i]]`` (rows of ``data`` are the records)."""
+    """The agents' data sets ``D_i = data[parts[i]]`` (rows of ``data`` are the records).
+
+    Parameters
+    ----------
+    data : array_like
+        Records along the first axis.
+    parts : list of numpy.ndarray
+        Index arrays, checked by :func:`check_partition`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        ``data[p]`` for each part.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` has no axis, or as :func:`check_partition`.
+    """
     data = np.asarray(data)
     if data.ndim == 0:
         raise ValueError("split: data must have at least one axis of records")
@@ -140,7 +254,23 @@ def split(data, parts: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def check_partition(parts, n_records: int, *, where: str = "check_partition") -> None:
-    """Raise ``ValueError`` unless ``parts`` are non-empty, disjoint, in range ``[0, n_records)``."""
+    """Raise ``ValueError`` unless ``parts`` are non-empty, disjoint, in range ``[0, n_records)``.
+
+    Parameters
+    ----------
+    parts : sequence of array_like
+        Index arrays, one per agent.
+    n_records : int
+        Number of records.
+    where : str, optional
+        Function named in the error message (default ``"check_partition"``).
+
+    Raises
+    ------
+    ValueError
+        If there is no agent, an agent is empty or holds non-integer or out-of-range indices, or a
+        record belongs to more than one agent.
+    """
     if len(parts) == 0:
         raise ValueError(f"{where}: no agents")
     seen = np.zeros(n_records, dtype=np.int64)

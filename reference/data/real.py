@@ -48,7 +48,13 @@ IDX_LABELS_MAGIC = 2049
 
 
 def shared_data_dir() -> Path | None:
-    """The shared data folder: ``$PRIRFED_DATA`` if set, else ``<repo>/../shared/data``; ``None`` if absent."""
+    """The shared data folder: ``$PRIRFED_DATA`` if set, else ``<repo>/../shared/data``; ``None`` if absent.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The folder, or ``None`` when it does not exist.
+    """
     env = os.environ.get("PRIRFED_DATA")
     if env:
         p = Path(env)
@@ -103,12 +109,32 @@ def read_idx(path, expected_magic: int | None = None, *, max_bytes: int = MAX_BY
     """Read an IDX file of unsigned bytes (LeCun's MNIST format), raw or gzip-compressed.
 
     Header: a big-endian int32 magic ``0x0000 08 ND`` (type code 0x08 = unsigned byte, ND the
-    number of dimensions), then ND big-endian int32 sizes, then the data in C order. Raises
-    ``ValueError`` naming the file and what was found when the magic, the type or the length is
-    wrong, and when the declared data (the product of the sizes) exceed ``max_bytes`` (default
-    :data:`MAX_BYTES`, 1 GiB): the header is read first, the declared size is checked against the
-    cap, and then exactly that many bytes are read through a streaming decompressor (plus one to
-    detect trailing data), so a small file declaring a huge array costs nothing.
+    number of dimensions), then ND big-endian int32 sizes, then the data in C order. The header is
+    read first, the declared size (the product of the sizes) is checked against ``max_bytes``, and
+    then exactly that many bytes are read through a streaming decompressor (plus one to detect
+    trailing data), so a small file declaring a huge array costs nothing.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file; gzip is recognised by its magic bytes, whatever the name.
+    expected_magic : int or None, optional
+        Required magic number (2051 images, 2049 labels); ``None`` accepts any unsigned-byte IDX.
+    max_bytes : int, optional
+        Cap on the declared data bytes (default :data:`MAX_BYTES`, 1 GiB).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint8`` array of the declared shape.
+
+    Raises
+    ------
+    ValueError
+        Naming the file: if it does not exist, cannot be decompressed, is shorter than its header,
+        has another magic than ``expected_magic`` or a type other than unsigned byte, declares no
+        dimension or more bytes than ``max_bytes``, or holds fewer or more data bytes than declared;
+        also if ``max_bytes`` is not a positive integer.
     """
     where = "read_idx"
     max_bytes = _cap(where, max_bytes)
@@ -146,8 +172,30 @@ def read_idx(path, expected_magic: int | None = None, *, max_bytes: int = MAX_BY
 
 
 def load_mnist(images_path, labels_path, *, max_bytes: int = MAX_BYTES) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST images ``(n, 28, 28)`` uint8 (magic 2051) and labels ``(n,)`` int64 in 0..9 (magic 2049);
-    each file is read by :func:`read_idx` under the cap ``max_bytes``. Errors name the file."""
+    """MNIST images ``(n, 28, 28)`` uint8 (magic 2051) and labels ``(n,)`` int64 in 0..9 (magic 2049).
+
+    Each file is read by :func:`read_idx` under the cap ``max_bytes``.
+
+    Parameters
+    ----------
+    images_path, labels_path : str or os.PathLike
+        The IDX files (raw or gzip).
+    max_bytes : int, optional
+        Cap per file (default :data:`MAX_BYTES`).
+
+    Returns
+    -------
+    images : numpy.ndarray
+        ``(n, rows, cols)`` uint8.
+    labels : numpy.ndarray
+        ``(n,)`` int64 in 0..9.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_idx`, or (naming the file) if the images are not 3-D, the label count differs
+        from the image count, or a label exceeds 9.
+    """
     images = read_idx(images_path, IDX_IMAGES_MAGIC, max_bytes=max_bytes)
     labels = read_idx(labels_path, IDX_LABELS_MAGIC, max_bytes=max_bytes)
     iname, lname = Path(images_path).name, Path(labels_path).name
@@ -164,8 +212,28 @@ def mnist_vectors(images, *, scale: float | None = 255.0, center: bool = False) 
     """Images as rows ``z_j ∈ R^{784}`` (Huang et al. (2024) §6.1: ``d + 1 = 28² = 784``), float64.
 
     ``scale`` divides the pixels (default 255, so ``z_j ∈ [0, 1]^{784}`` and ``z_jᵀz_j ≤ 784``);
-    Huang et al. (2024) states no normalisation, so the choice is ours and explicit (``scale=None`` keeps 0..255).
-    ``center=True`` subtracts the mean image (Han et al.'s (2024) samples in (2) are "zero-centered"; Huang et al. (2024) is silent).
+    Huang et al. (2024) state no normalisation, so the choice is ours and explicit (``scale=None``
+    keeps 0..255). ``center=True`` subtracts the mean image (the samples in (2) of Han et al. (2024)
+    are "zero-centered"; Huang et al. (2024) are silent).
+
+    Parameters
+    ----------
+    images : array_like
+        ``(n, rows, cols)`` images (any array with records along the first axis).
+    scale : float or None, optional
+        Divisor of the pixels, > 0 (default 255); ``None`` for none.
+    center : bool, optional
+        Subtract the mean row (default ``False``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, rows * cols)`` float64.
+
+    Raises
+    ------
+    ValueError
+        If ``images`` has fewer than 2 axes or ``scale`` is not finite and > 0.
     """
     a = np.asarray(images)
     if a.ndim < 2:
@@ -188,19 +256,43 @@ def _sklearn(name: str):
 
 
 def load_iris() -> tuple[np.ndarray, np.ndarray]:
-    """Iris (Fisher 1936) as bundled with scikit-learn: ``X`` (150, 4) float64, ``y`` (150,) float64 classes 0..2."""
+    """Iris (Fisher 1936) as bundled with scikit-learn: ``X`` (150, 4) float64, ``y`` (150,) float64 classes 0..2.
+
+    Returns
+    -------
+    X : numpy.ndarray
+        (150, 4) measurements.
+    y : numpy.ndarray
+        (150,) class labels 0..2 as floats.
+    """
     b = _sklearn("load_iris").load_iris()
     return np.asarray(b.data, dtype=np.float64), np.asarray(b.target, dtype=np.float64)
 
 
 def load_wine() -> tuple[np.ndarray, np.ndarray]:
-    """Wine (UCI) as bundled with scikit-learn: ``X`` (178, 13) float64, ``y`` (178,) float64 classes 0..2."""
+    """Wine (UCI) as bundled with scikit-learn: ``X`` (178, 13) float64, ``y`` (178,) float64 classes 0..2.
+
+    Returns
+    -------
+    X : numpy.ndarray
+        (178, 13) measurements.
+    y : numpy.ndarray
+        (178,) class labels 0..2 as floats.
+    """
     b = _sklearn("load_wine").load_wine()
     return np.asarray(b.data, dtype=np.float64), np.asarray(b.target, dtype=np.float64)
 
 
 def load_digits() -> tuple[np.ndarray, np.ndarray]:
-    """8×8 digits (UCI) as bundled with scikit-learn: ``X`` (1797, 64) float64 in 0..16, ``y`` (1797,) float64 0..9."""
+    """8×8 digits (UCI) as bundled with scikit-learn: ``X`` (1797, 64) float64 in 0..16, ``y`` (1797,) float64 0..9.
+
+    Returns
+    -------
+    X : numpy.ndarray
+        (1797, 64) pixel values in 0..16.
+    y : numpy.ndarray
+        (1797,) digits 0..9 as floats.
+    """
     b = _sklearn("load_digits").load_digits()
     return np.asarray(b.data, dtype=np.float64), np.asarray(b.target, dtype=np.float64)
 
@@ -233,15 +325,36 @@ def _npz_member_nbytes(where: str, name: str, zf: zipfile.ZipFile, key: str) -> 
 def load_pathmnist(path, split: str = "train", *, max_bytes: int = MAX_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """One split of a MedMNIST ``.npz`` (e.g. ``pathmnist.npz``): images ``(n, H, W, 3)`` uint8, labels ``(n,)`` int64.
 
-    Layout (MedMNIST v2, Yang et al. 2023): keys ``{split}_images`` (uint8, ``(n, 28, 28, 3)`` for
+    Layout (MedMNIST v2, Yang et al. (2023)): keys ``{split}_images`` (uint8, ``(n, 28, 28, 3)`` for
     PathMNIST at 28 px) and ``{split}_labels`` (``(n, 1)`` integers, 9 tissue classes 0..8) for
-    ``split`` in train/val/test. The full PathMNIST has 89,996 + 10,004 + 7,180 images; Huang et al. (2024) §6.2
-    quotes 89,996 (the training split).
+    ``split`` in train/val/test. The full PathMNIST has 89,996 + 10,004 + 7,180 images; Huang et
+    al. (2024) §6.2 quote 89,996 (the training split). The two members' sizes are read from their
+    .npy headers before any data, and refused when together they exceed ``max_bytes``; NumPy then
+    reads exactly the declared bytes (no pickle).
 
-    Cap: the two members' sizes are read from their .npy headers before any data, and
-    refused when together they exceed ``max_bytes`` (default :data:`MAX_BYTES`, 1 GiB); NumPy then
-    reads exactly the declared bytes (a member that decompresses to less raises). Every error names
-    the file.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npz`` file.
+    split : str, optional
+        ``"train"`` (default), ``"val"`` or ``"test"``.
+    max_bytes : int, optional
+        Cap on the two members' declared bytes (default :data:`MAX_BYTES`, 1 GiB).
+
+    Returns
+    -------
+    images : numpy.ndarray
+        ``(n, H, W, 3)`` uint8.
+    labels : numpy.ndarray
+        ``(n,)`` int64.
+
+    Raises
+    ------
+    ValueError
+        Naming the file: if ``split`` is unknown, ``max_bytes`` is not a positive integer, the file
+        does not exist or is not a readable ``.npz``, lacks a key, holds object arrays, declares
+        more than ``max_bytes``, or its images are not uint8 ``(n, H, W, 3)`` or its labels not
+        ``n`` integers.
     """
     where = "load_pathmnist"
     max_bytes = _cap(where, max_bytes)
@@ -288,7 +401,23 @@ def load_pathmnist(path, split: str = "train", *, max_bytes: int = MAX_BYTES) ->
 
 
 def center(X) -> np.ndarray:
-    """Rows minus their mean: ``x_j − (1/n) Σ_k x_k``."""
+    """Rows minus their mean: ``x_j − (1/n) Σ_k x_k``.
+
+    Parameters
+    ----------
+    X : array_like
+        Non-empty ``(n, d)`` records.
+
+    Returns
+    -------
+    numpy.ndarray
+        The centred float64 records.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a non-empty 2-D array.
+    """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1:
         raise ValueError(f"center: X must be a non-empty 2-D array of records (got shape {X.shape})")
@@ -296,7 +425,23 @@ def center(X) -> np.ndarray:
 
 
 def standardize(X) -> np.ndarray:
-    """Columns centred and divided by their standard deviation (ddof = 0); a constant column raises."""
+    """Columns centred and divided by their standard deviation (ddof = 0); a constant column raises.
+
+    Parameters
+    ----------
+    X : array_like
+        Non-empty ``(n, d)`` records.
+
+    Returns
+    -------
+    numpy.ndarray
+        The standardised float64 records.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not a non-empty 2-D array or has a constant column.
+    """
     X = center(X)
     s = X.std(axis=0)
     if np.any(s == 0):
@@ -308,9 +453,26 @@ def standardize(X) -> np.ndarray:
 def kpca_local_matrices(X, parts) -> list[np.ndarray]:
     """The agents' matrices of Li and Ma (2023) (3): ``A_i = Σ_{j ∈ D_i} x_j x_jᵀ = X_iᵀ X_i`` (rows of ``X`` are records).
 
-    Li and Ma (2023) writes ``A_i = X_i X_iᵀ`` with the records as columns of ``X_i ∈ R^{d×p}`` and calls it
-    the covariance of agent i's data; it says nothing about centring, scaling or dividing by
-    ``p``, so this function does none of them: centre or standardise ``X`` first if wanted.
+    Li and Ma (2023) write ``A_i = X_i X_iᵀ`` with the records as columns of ``X_i ∈ R^{d×p}`` and
+    call it the covariance of agent i's data; they say nothing about centring, scaling or dividing
+    by ``p``, so this function does none of them: centre or standardise ``X`` first if wanted.
+
+    Parameters
+    ----------
+    X : array_like
+        ``(n, d)`` records.
+    parts : sequence of array_like
+        The agents' index arrays (:func:`~prirfed.reference.data.partition.check_partition`).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The symmetric ``(d, d)`` matrices :math:`A_i`.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D, or as :func:`~prirfed.reference.data.partition.check_partition`.
     """
     from .partition import check_partition
 

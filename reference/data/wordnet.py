@@ -51,7 +51,17 @@ MAMMAL_CLOSURE = "wordnet/mammal_closure.tsv"
 
 @dataclass(frozen=True)
 class MammalClosure:
-    """Nodes (synset names, sorted) and closure edges ``child → ancestor`` as index pairs ``(m, 2)``."""
+    """Nodes (synset names, sorted) and closure edges ``child → ancestor`` as index pairs ``(m, 2)``.
+
+    Parameters
+    ----------
+    names : tuple of str
+        Synset names, sorted; a node's id is its position.
+    edges : numpy.ndarray
+        ``(m, 2)`` index pairs ``(child, ancestor)``.
+    index : dict
+        Name to id.
+    """
 
     names: tuple
     edges: np.ndarray
@@ -76,9 +86,30 @@ def load_mammal_closure(path, *, root: str = "mammal.n.01", descendants_only: bo
     shared file has one stray edge ``packhorse.n.01 → pack_animal.n.01`` (``pack_animal`` is not a
     mammal); dropping it gives the 1180 nodes and 6540 edges quoted in Huang et al. (2024) §6.3.
     ``descendants_only=False`` keeps the file as it is (1181 nodes, 6541 edges).
-    Raises ``ValueError`` naming the file on a malformed line (with its number), a self-loop, a
-    repeated edge, text that is not UTF-8, or a file larger than ``max_bytes`` (default
-    :data:`CLOSURE_MAX_BYTES`; checked before reading, and the read itself stops there).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The closure file (UTF-8 text).
+    root : str, optional
+        The root synset (default ``"mammal.n.01"``).
+    descendants_only : bool, optional
+        Keep only the root's descendants (default ``True``).
+    max_bytes : int, optional
+        Cap on the file size (default :data:`CLOSURE_MAX_BYTES`; checked before reading, and the
+        read itself stops there).
+
+    Returns
+    -------
+    MammalClosure
+        The nodes and edges.
+
+    Raises
+    ------
+    ValueError
+        Naming the file: if ``max_bytes`` is not a positive integer, the file does not exist or is
+        larger than ``max_bytes``, is not UTF-8, has a malformed line (with its number), a self-loop,
+        a repeated edge, no edges, or (with ``descendants_only``) no edge to ``root``.
     """
     where = "load_mammal_closure"
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
@@ -132,6 +163,18 @@ def adjacency(closure: MammalClosure, *, self_loops: bool = False) -> np.ndarray
 
     ``self_loops=True`` adds ``I`` as the authors' ``dp_hsp.py`` does (it changes ``D`` by ``I``
     and so the eigenmap; the paper does not mention it).
+
+    Parameters
+    ----------
+    closure : MammalClosure
+        The closure.
+    self_loops : bool, optional
+        Add the identity (default ``False``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, n)`` symmetric 0/1 matrix (plus ``I`` with ``self_loops``).
     """
     W = np.zeros((closure.n, closure.n))
     W[closure.edges[:, 0], closure.edges[:, 1]] = 1.0
@@ -142,13 +185,33 @@ def adjacency(closure: MammalClosure, *, self_loops: bool = False) -> np.ndarray
 
 
 def laplacian_eigenmap(W, r: int) -> tuple[np.ndarray, np.ndarray]:
-    """Laplacian eigenmap (Belkin & Niyogi 2003, §3 step 3): solve ``L f = λ D f``, ``L = D − W``.
+    r"""Laplacian eigenmap (Belkin & Niyogi 2003, §3 step 3): solve ``L f = λ D f``, ``L = D − W``.
 
     Computed through the symmetric normalised Laplacian ``N = I − D^{-1/2} W D^{-1/2}`` (same
     eigenvalues, ``f = D^{-1/2} g``). Returns ``F`` (n, r) whose columns are the generalised eigenvectors ``f_1, …, f_r`` of the
     ``r`` smallest eigenvalues after ``λ_0 = 0`` (the constant vector is left out), normalised
     ``fᵀ D f = 1``, each column's sign fixed so that its largest-magnitude entry is positive, and
     the eigenvalues ``λ_1 ≤ … ≤ λ_r``. The graph must be connected (``λ_1 > 0``).
+
+    Parameters
+    ----------
+    W : array_like
+        ``(n, n)`` symmetric non-negative weights of a connected graph without isolated nodes.
+    r : int
+        Number of eigenvectors, ``1 <= r <= n - 1``.
+
+    Returns
+    -------
+    F : numpy.ndarray
+        ``(n, r)`` eigenvectors.
+    eigenvalues : numpy.ndarray
+        :math:`\lambda_1 \le \dots \le \lambda_r`.
+
+    Raises
+    ------
+    ValueError
+        If ``W`` is not square, not symmetric, has negative weights or an isolated node, ``r`` is
+        out of range, or the graph is not connected.
     """
     where = "laplacian_eigenmap"
     W = np.asarray(W, dtype=np.float64)
@@ -215,10 +278,10 @@ def train_lorentz_embedding(
     max_step: float = 0.3,
     max_radius: float | None = None,
 ) -> np.ndarray:
-    """Hyperbolic embedding ``Y`` (n, dim+1) of the closure on ``H^dim`` by Riemannian SGD.
+    r"""Hyperbolic embedding ``Y`` (n, dim+1) of the closure on ``H^dim`` by Riemannian SGD.
 
     Loss (Nickel & Kiela 2017, eq. (6)): for every closure edge ``(u, v)`` and ``K`` negatives
-    ``v'`` drawn uniformly among nodes not adjacent to ``u``,
+    ``v'`` drawn uniformly among nodes not adjacent to ``u``::
 
         ℓ(u, v) = −log( e^{−d(u, v)} / Σ_{v'' ∈ {v} ∪ negatives} e^{−d(u, v'')} ),
 
@@ -235,6 +298,45 @@ def train_lorentz_embedding(
     ``o = (1, 0, …)`` (convex in a Hadamard manifold): a point at ``ρ = dist(o, y) > R`` moves to
     ``Exp_o((R/ρ) Log_o y) = (cosh R, sinh R · ȳ/‖ȳ‖)``. Unconstrained leaves drift outwards
     (``y₀`` in the 10⁴–10⁵ range after 10 epochs), where Lorentz round-off grows like ``eps·y₀²``.
+
+    Parameters
+    ----------
+    closure : MammalClosure
+        The closure to embed.
+    rng : numpy.random.Generator
+        Source of the initial points, batches and negatives.
+    dim : int, optional
+        Hyperbolic dimension (default 2).
+    epochs : int, optional
+        Passes over the edges (default 10).
+    lr : float, optional
+        Step size :math:`\eta > 0` (default 1).
+    burnin_epochs : int, optional
+        Epochs at the reduced step (default 5).
+    burnin_factor : float, optional
+        Step factor during burn-in, > 0 (default 0.1).
+    n_negatives : int, optional
+        Negatives per edge (default 10).
+    batch_size : int, optional
+        Edges per mini-batch (default 64).
+    init_scale : float, optional
+        Half-width of the uniform initialisation, > 0 (default 1e-3).
+    max_step : float, optional
+        Cap on each node's geodesic step, > 0 (default 0.3).
+    max_radius : float or None, optional
+        Radius of the projection ball; ``None`` (default) for none.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, dim + 1)`` points on the hyperboloid.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a Generator, an integer argument is below its minimum, a float argument is
+        not finite and > 0, ``max_radius`` is neither ``None`` nor finite and > 0, or the embedding
+        diverges.
     """
     where = "train_lorentz_embedding"
     if not isinstance(rng, np.random.Generator):
@@ -292,7 +394,20 @@ def train_lorentz_embedding(
 def mean_rank(closure: MammalClosure, Y) -> float:
     """Mean rank of NK17 §4.1: for each edge ``(u, v)``, 1 + the number of non-neighbours ``v'`` of ``u``
     with ``d(u, v') < d(u, v)``, averaged over edges. A random embedding scores about half the
-    number of non-neighbours; a perfect one scores 1."""
+    number of non-neighbours; a perfect one scores 1.
+
+    Parameters
+    ----------
+    closure : MammalClosure
+        The closure.
+    Y : array_like
+        ``(n, d + 1)`` embedding on the hyperboloid.
+
+    Returns
+    -------
+    float
+        The mean rank (1 is perfect).
+    """
     Y = np.asarray(Y, dtype=np.float64)
     G = Y @ Y.T - 2.0 * np.outer(Y[:, 0], Y[:, 0])
     D = np.arccosh(np.maximum(-G, 1.0))
@@ -306,7 +421,23 @@ def mean_rank(closure: MammalClosure, Y) -> float:
 @dataclass(frozen=True)
 class HSPData:
     """The HSP data of Huang et al. (2024) §6.3: features ``w`` (n, r), targets ``y`` (n, d+1) on ``H^d``, names,
-    the test index (the word "primate") and the training indices (all others, in id order)."""
+    the test index (the word "primate") and the training indices (all others, in id order).
+
+    Parameters
+    ----------
+    w : numpy.ndarray
+        ``(n, r)`` features.
+    y : numpy.ndarray
+        ``(n, d + 1)`` targets on the hyperboloid.
+    names : tuple of str
+        Synset names.
+    test : int
+        Index of the test word.
+    train : numpy.ndarray
+        Training indices.
+    eigenvalues : numpy.ndarray
+        The eigenmap's eigenvalues.
+    """
 
     w: np.ndarray
     y: np.ndarray
@@ -334,6 +465,34 @@ def hsp_dataset(
     mammal synset (``primate.n.01`` is an archbishop); with the 1180-node closure the 1179
     training pairs split into ``N = 9`` agents of ``N_i = 131`` (use
     :func:`prirfed.reference.data.partition.partition_equal` on ``train``).
+
+    Parameters
+    ----------
+    closure : MammalClosure
+        The closure.
+    rng : numpy.random.Generator
+        Source of the embedding's randomness (unused with ``embedding``).
+    r : int, optional
+        Feature dimension (default 3).
+    test_name : str, optional
+        The test word (default ``"primate.n.02"``).
+    embedding : array_like or None, optional
+        Precomputed ``(n, d + 1)`` points on the hyperboloid.
+    self_loops : bool, optional
+        Passed to :func:`adjacency` (default ``False``).
+    train_kwargs
+        Passed to :func:`train_lorentz_embedding`.
+
+    Returns
+    -------
+    HSPData
+        Features, targets and the split.
+
+    Raises
+    ------
+    ValueError
+        If ``test_name`` is not a node, ``embedding`` has the wrong shape or rows off the
+        hyperboloid, or as :func:`train_lorentz_embedding` and :func:`laplacian_eigenmap`.
     """
     where = "hsp_dataset"
     if test_name not in closure.index:

@@ -295,6 +295,11 @@ def chord_to_dist(q: float) -> float:
 class Lorentz(Manifold):
     r"""Hyperbolic space :math:`H^d` in the hyperboloid model, curvature :math:`-1`, Huang et al. (2024), Section 6.3.
 
+    Domain (``proofs_notes/manifold_lorentz.md``): points with ``0 < x_0 <= X0_MAX =
+    2^500`` (about distance 347 from the origin) that pass the membership check; tangent vectors
+    that pass theirs. ``exp`` refuses ``||v||_L > 700`` (cosh overflows) and results beyond the
+    domain (``x_0 > X0_MAX``); every other method returns finite results or raises.
+
     Parameters
     ----------
     d : int
@@ -305,11 +310,6 @@ class Lorentz(Manifold):
         Relative tolerance of the membership checks: a point needs
         :math:`|\langle x, x\rangle_L + 1| \le` ``tol`` :math:`\cdot x_0^2` and :math:`x_0 > 0`; a
         tangent vector needs :math:`|\langle x, v\rangle_L| \le` ``tol`` :math:`\cdot x_0\lVert v\rVert_2 + 64\,\epsilon\, x_0^2` (:math:`\epsilon` the machine epsilon).
-
-    Domain (``proofs_notes/manifold_lorentz.md``): points with ``0 < x_0 <= X0_MAX =
-    2^500`` (about distance 347 from the origin) that pass the membership check; tangent vectors
-    that pass theirs. ``exp`` refuses ``||v||_L > 700`` (cosh overflows) and results beyond the
-    domain (``x_0 > X0_MAX``); every other method returns finite results or raises.
     """
 
     exact_transport = True

@@ -209,6 +209,10 @@ def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float =
 class HyperbolicStructuredPrediction(FederatedProblem):
     """Problem (6.3) of Huang et al. (2024) for one test feature ``w``.
 
+    Domain: finite real features, embeddings that pass the Lorentz point check (x_0 <= 2^500),
+    gamma and v_bar positive floats with a representable kernel width, kernel-ridge weights that are
+    finite; every loss and gradient is finite or the method raises ``ValueError``.
+
     Parameters
     ----------
     W : sequence of arrays, agent i of shape (N_i, r): the features w_ij.
@@ -217,10 +221,6 @@ class HyperbolicStructuredPrediction(FederatedProblem):
     gamma : ridge parameter gamma > 0.
     v_bar : kernel width > 0.
     kernel : "gaussian" (default, 2 v^2) or "printed" ((2 v)^2), see the module docstring.
-
-    Domain: finite real features, embeddings that pass the Lorentz point check (x_0 <= 2^500),
-    gamma and v_bar positive floats with a representable kernel width, kernel-ridge weights that are
-    finite; every loss and gradient is finite or the method raises ``ValueError``.
     """
 
     def __init__(self, W, Y, w, gamma: float, v_bar: float, kernel: str = "gaussian"):

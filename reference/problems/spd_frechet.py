@@ -62,14 +62,14 @@ def _whitened_positive(lam) -> None:
 class SPDFrechetMean(FederatedProblem):
     """Federated Fréchet mean of SPD matrices (Huang et al. (2024) (6.2)).
 
+    Domain: samples that pass the SPD point check; at a point X the whitened samples
+    X^{-1/2} Z_ij X^{-1/2} must be positive definite in floating point (else the methods raise
+    ``ValueError``: cond(X) cond(Z_ij) is then beyond float64), and every result is finite or raises.
+
     Parameters
     ----------
     Z : sequence of arrays, agent i of shape (N_i, n, n); a single 3-D array is one agent.
     c : per-sample scale, f_ij = c dist^2 (papers: c = 1; c = 1/2 gives grad f_ij = -Log_X(Z_ij)).
-
-    Domain: samples that pass the SPD point check; at a point X the whitened samples
-    X^{-1/2} Z_ij X^{-1/2} must be positive definite in floating point (else the methods raise
-    ``ValueError``: cond(X) cond(Z_ij) is then beyond float64), and every result is finite or raises.
     """
 
     def __init__(self, Z, c: float = 1.0):

@@ -4,7 +4,7 @@ A trainer sees a problem only through :class:`FederatedProblem`: the manifold, t
 sizes N_i, per-sample Riemannian gradients grad f_{i,j}, and the objective for the history.
 The problem classes of :mod:`prirfed.reference.problems` provide these names directly.
 
-Random draws (the contract with the verified twins, DESIGN.md section 2): every trainer takes a
+Random draws (the contract with the verified twins): every trainer takes a
 ``numpy.random.Generator``, draws the run's key from it once and reads one
 :class:`~prirfed.reference.randomness.Stream` per (round, agent) in the order its module documents
 (the policy: :mod:`prirfed.reference.randomness`). Subsets without replacement are drawn by
@@ -45,6 +45,11 @@ class FederatedProblem(Protocol):
     """What a trainer reads of a problem: Problem (2.1) of Huang et al. (2024), f(x) = sum_i p_i f_i(x),
     f_i(x) = (1/N_i) sum_j f_{i,j}(x). Implemented by
     :class:`prirfed.reference.problems.base.FederatedProblem` and every problem class.
+
+    Parameters
+    ----------
+    args, kwargs
+        None: a protocol is not instantiated.
     """
 
     manifold: object
@@ -68,6 +73,20 @@ def error_to_optimum(problem, x) -> float:
     Sphere PCA: the angle between the lines spanned by x and x* (the eigenvector is defined up to
     sign); Stiefel kPCA: the sum of principal angles to the optimal subspace (Li and Ma (2023) section 5);
     otherwise dist(x, x*), or NaN when the optimum is unknown.
+
+    Helper, not a paper formula: the error measure the papers plot.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    x : numpy.ndarray
+        Point on the manifold.
+
+    Returns
+    -------
+    float
+        The error (NaN when the optimum is unknown).
     """
     if hasattr(problem, "angle_to_optimum"):
         return float(problem.angle_to_optimum(x))
@@ -80,7 +99,17 @@ def error_to_optimum(problem, x) -> float:
 @dataclass
 class History:
     """Per-round record: f(x^(t)), ||grad f(x^(t))||, the error to the optimum
-    (:func:`error_to_optimum`) and, if asked, the iterates."""
+    (:func:`error_to_optimum`) and, if asked, the iterates.
+
+    Helper, not a paper formula: the record of a run.
+
+    Parameters
+    ----------
+    rounds, f, grad_norm, dist_to_opt : list, optional
+        Recorded rounds and their values (default empty).
+    iterates : list or None, optional
+        Recorded iterates, if kept.
+    """
 
     rounds: list = field(default_factory=list)
     f: list = field(default_factory=list)
@@ -89,6 +118,19 @@ class History:
     iterates: list | None = None
 
     def record(self, problem: FederatedProblem, t: int, x, keep_iterate: bool = False):
+        """
+
+        Parameters
+        ----------
+        problem : FederatedProblem
+            The problem.
+        t : int
+            The round.
+        x : numpy.ndarray
+            The iterate.
+        keep_iterate : bool, optional
+            Also keep ``x`` (default ``False``).
+        """
         M = problem.manifold
         self.rounds.append(t)
         self.f.append(float(problem.f(x)))
@@ -100,6 +142,13 @@ class History:
             self.iterates.append(np.array(x, copy=True))
 
     def as_arrays(self) -> dict:
+        """
+
+        Returns
+        -------
+        dict
+            ``rounds``, ``f``, ``grad_norm``, ``dist_to_opt`` (and ``iterates``) as arrays.
+        """
         out = {k: np.asarray(getattr(self, k)) for k in ("rounds", "f", "grad_norm", "dist_to_opt")}
         if self.iterates is not None:
             out["iterates"] = np.asarray(self.iterates)
@@ -108,7 +157,21 @@ class History:
 
 @dataclass
 class TrainResult:
-    """Final point, per-round history and (for private trainers) the privacy event of the run."""
+    """Final point, per-round history and (for private trainers) the privacy event of the run.
+
+    Helper, not a paper formula: a trainer's result.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The output point.
+    history : History
+        The history.
+    event : Event or None, optional
+        The run's privacy event.
+    info : dict, optional
+        Settings and remarks.
+    """
 
     x: np.ndarray
     history: History
@@ -122,6 +185,27 @@ def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.n
     ``rng``: a ``numpy.random.Generator`` or a :class:`~prirfed.reference.randomness.Stream`.
     Consumes exactly k draws ``rng.integers(j, n)`` for j = 0..k-1 (the verified twins run the
     same loop). Every k-subset is equally likely and the order is uniformly random.
+
+    Helper, not a paper formula: a sampler.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or Stream
+        Source of the ``integers`` draws.
+    n : int
+        Population size.
+    k : int
+        Sample size, ``0 <= k <= n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``k`` distinct indices.
+
+    Raises
+    ------
+    ValueError
+        If not ``0 <= k <= n``.
     """
     if not (0 <= k <= n):
         raise ValueError(f"sample_without_replacement: need 0 <= k <= n (got k={k}, n={n})")
@@ -134,7 +218,31 @@ def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.n
 
 def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
     """A per-agent setting (sigma_i, b_i, eta_i, tau_i, ...) as a float array of shape (N,): a scalar
-    is repeated N times, a sequence must have N entries (else ``ValueError`` naming ``where``)."""
+    is repeated N times, a sequence must have N entries (else ``ValueError`` naming ``where``).
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    name : str
+        The setting's name in messages.
+    value : float or array_like
+        A scalar or ``N`` values.
+    N : int
+        Number of agents.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(N,)`` float array.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is neither a scalar nor of length ``N``.
+    """
     arr = np.asarray(value, dtype=np.float64)
     arr = np.full(N, float(arr)) if arr.ndim == 0 else arr
     if arr.shape != (N,):
@@ -145,7 +253,38 @@ def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
 def round_settings(where: str, problem, T, per_round, name: str, option, aggregation) -> tuple[int, int]:
     """The settings every federated trainer checks the same way: T >= 1 rounds, ``per_round`` (named
     ``name``: s of Huang et al. (2024), k of Li and Ma (2023)) agents per round in [1, N], Option 1 or 2, and the aggregation
-    ("tangent" (3.2) / (8) or "karcher" (3.1) / (7)). Returns (T, per_round) as ints."""
+    ("tangent" (3.2) / (8) or "karcher" (3.1) / (7)). Returns (T, per_round) as ints.
+
+    The settings of Huang et al. (2024), Algorithm 1 and Li and Ma (2023), Algorithms 1-3 that every federated trainer shares.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    T : int
+        Rounds (steps), >= 1.
+    per_round : int
+        Agents per round, in [1, N].
+    name : str
+        Its name in messages (``"s"`` or ``"k"``).
+    option : int
+        Option 1 (last iterate) or 2 (an iterate drawn uniformly).
+    aggregation : str
+        ``"tangent"`` (tangent mean, default) or ``"karcher"`` (Karcher mean).
+
+    Returns
+    -------
+    T, per_round : int
+        The checked values.
+
+    Raises
+    ------
+    ValueError
+        If ``T`` is not an integer >= 1, ``per_round`` is not in [1, N], ``option`` is not 1 or 2, or
+        ``aggregation`` is unknown.
+    """
     T = check_int(where, "T", T)
     per_round = check_int(where, name, per_round, 1, problem.N)
     if option not in (1, 2):
@@ -160,7 +299,33 @@ def record_schedule(where: str, record_every, T: int, n_samples: int, samples_pe
     or for ``"auto"`` (the trainers' default) ceil(AUTO_RECORD_FACTOR * n / w) capped at T, so that the
     history (f, ||grad f||, error: a pass over all n samples per record) costs about 5% of training
     that reads w samples per round (the history must cost less than the training). Rounds
-    0 and T are always recorded. Both twins compute it with this function."""
+    0 and T are always recorded. Both twins compute it with this function.
+
+    Helper, not a paper formula: bookkeeping.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    record_every : int or str
+        An integer >= 1 or ``"auto"``.
+    T : int
+        Rounds (steps), >= 1.
+    n_samples : int
+        Samples of the problem.
+    samples_per_round : float
+        Samples one round reads.
+
+    Returns
+    -------
+    int
+        The recording period.
+
+    Raises
+    ------
+    ValueError
+        If ``record_every`` is neither an integer >= 1 nor ``"auto"``.
+    """
     if isinstance(record_every, str):
         if record_every != "auto":
             raise ValueError(f"{where}: record_every must be an integer >= 1 or 'auto' (got {record_every!r})")

@@ -9,7 +9,7 @@
   the Riemannian volume), sigma = Delta / eps, Delta = 2 D_W / n (Han et al. (2024) section 5.2, [42, Thm 2]).
   Sampled by affine invariance and polar coordinates (Hajri et al. 2016; Said et al. 2017):
   X = W_hat^{1/2} U diag(exp(lambda)) U^T W_hat^{1/2}, U Haar on O(n), and lambda in R^n with
-  density proportional to exp(-||lambda||_2 / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2),
+  density proportional to ``exp(-||lambda||_2 / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2)``,
   drawn by random-walk Metropolis.
 
 Randomness (the policy in :mod:`prirfed.reference.randomness`): both draw the run key once from the
@@ -44,6 +44,40 @@ def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every="au
 
     Uses the problem's per-sample Euclidean gradients ``egrad_ij`` (clipped in the Euclidean norm
     when ``tau`` < inf) on a batch of size b drawn without replacement from the pooled data.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    x0 : numpy.ndarray
+        Start point.
+    eta : float, sequence or callable
+        Step sizes.
+    T : int
+        Rounds (steps), >= 1.
+    b : int
+        Batch size, in [1, n].
+    sigma : float
+        Noise standard deviation (0: no noise, no draw).
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    tau : float, optional
+        Clipping threshold (``inf``: no clipping).
+    record_every : int or str, optional
+        History period (1: every round); ``"auto"`` (default): :func:`~prirfed.reference.trainers.base.record_schedule`.
+    keep_iterates : bool, optional
+        Keep the recorded iterates in the history (default ``False``).
+
+    Returns
+    -------
+    TrainResult
+        Final point, history and privacy event.
+
+    Raises
+    ------
+    ValueError
+        If the manifold is not the sphere, ``T`` or ``b`` is out of range, ``sigma`` is not finite and
+        >= 0, or a step size is not positive.
     """
     where = "dp_pgd"
     M = problem.manifold
@@ -86,14 +120,44 @@ def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every="au
 
 
 def haar_orthogonal(n: int, rng) -> np.ndarray:
-    """U Haar-distributed on O(n): QR of an n x n standard Gaussian with diag(R) made positive (Mezzadri 2007)."""
+    """U Haar-distributed on O(n): QR of an n x n standard Gaussian with diag(R) made positive (Mezzadri 2007).
+
+    Mezzadri (2007).
+
+    Parameters
+    ----------
+    n : int
+        Dimension.
+    rng : numpy.random.Generator or Stream
+        Source of the Gaussian matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, n)`` orthogonal matrix.
+    """
     G = rng.standard_normal((n, n))
     Q, R = np.linalg.qr(G)
     return Q * np.sign(np.diag(R))
 
 
 def spd_laplace_log_density(lam, sigma: float) -> float:
-    """log of exp(-||lambda|| / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2) (unnormalised; -inf on ties)."""
+    r"""log of ``exp(-||lambda|| / sigma) prod_{i<j} sinh(|lambda_i - lambda_j| / 2)`` (unnormalised; -inf on ties).
+
+    The eigenvalue density of the Riemannian Laplace law on SPD used by Han et al. (2024), Section 5.2.
+
+    Parameters
+    ----------
+    lam : array_like
+        Log-eigenvalues :math:`\lambda`.
+    sigma : float
+        Scale, > 0.
+
+    Returns
+    -------
+    float
+        The unnormalised log density.
+    """
     lam = np.asarray(lam, dtype=np.float64)
     out = -float(np.linalg.norm(lam)) / sigma
     n = lam.shape[0]
@@ -111,12 +175,27 @@ def laplace_sigma_max(n: int) -> float:
     """Supremum of the sigma for which the Riemannian Laplace law on SPD(n) exists (is normalisable).
 
     In polar coordinates the density of lambda is exp(-||lambda|| / sigma) prod_{i<j}
-    sinh(|lambda_i - lambda_j| / 2) (:func:`spd_laplace_log_density`). Far out along a unit
+    ``sinh(|lambda_i - lambda_j| / 2)`` (:func:`spd_laplace_log_density`). Far out along a unit
     direction u (sorted), the product grows like exp(sum_{i<j} (u_j - u_i) R / 2) = exp(c . u R / 2),
     c_k = 2k - n - 1, whose maximum over unit u is ||c|| = sqrt(n (n^2 - 1) / 3). The integral
     converges iff 1 / sigma > ||c|| / 2: sigma < 2 / sqrt(n (n^2 - 1) / 3) (sqrt 2 for n = 2;
     no bound for n = 1). Han et al. (2024) section 5.2 does not state this bound; its sigma = 2 D_W / (n eps)
     with D_W = 1, eps = 0.1 exceeds it for sample sizes n <= 14 (proofs_notes/algorithm_baselines_001.md).
+
+    Parameters
+    ----------
+    n : int
+        Matrix size, >= 1.
+
+    Returns
+    -------
+    float
+        The supremum (``inf`` for ``n = 1``).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer >= 1.
     """
     n = check_int("laplace_sigma_max", "n", n)
     if n == 1:
@@ -125,10 +204,38 @@ def laplace_sigma_max(n: int) -> float:
 
 
 def sample_spd_laplace_eigenvalues(n: int, sigma: float, rng, n_steps: int = 2000, step=None, lam0=None) -> np.ndarray:
-    """Random-walk Metropolis for lambda with the density of :func:`spd_laplace_log_density`.
+    r"""Random-walk Metropolis for lambda with the density of :func:`spd_laplace_log_density`.
 
     Proposal lambda' = lambda + step * N(0, I_n) (symmetric), ``step`` default 2.4 sigma / sqrt(n)
     (Roberts, Gelman, Gilks 1997 scaling). Returns the state after ``n_steps`` steps.
+
+    The eigenvalue draw of the Riemannian Laplace law on SPD, Han et al. (2024), Section 5.2.
+
+    Parameters
+    ----------
+    n : int
+        Matrix size.
+    sigma : float
+        Scale, > 0 and below :func:`laplace_sigma_max`.
+    rng : numpy.random.Generator or Stream
+        Source of the proposals.
+    n_steps : int, optional
+        Chain length (default 2000).
+    step : float or None, optional
+        Proposal scale (default :math:`2.4\sigma/\sqrt{n}`).
+    lam0 : array_like or None, optional
+        Start (default a small spread around 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        The state after ``n_steps`` steps.
+
+    Raises
+    ------
+    ValueError
+        If ``n``, ``sigma``, ``n_steps`` or ``step`` is out of range, or ``sigma`` is not below
+        :func:`laplace_sigma_max`.
     """
     where = "sample_spd_laplace_eigenvalues"
     n = check_int(where, "n", n)
@@ -150,11 +257,39 @@ def sample_spd_laplace_eigenvalues(n: int, sigma: float, rng, n_steps: int = 200
 
 
 def dp_frechet_mean(problem, eps, D, rng, *, n_steps=2000, tol=1e-12, W_hat=None):
-    """DP-FM of Han et al. (2024) section 5.2: Frechet mean W_hat perturbed by the Riemannian Laplace law on SPD.
+    r"""DP-FM of Han et al. (2024) section 5.2: Frechet mean W_hat perturbed by the Riemannian Laplace law on SPD.
 
     sigma = Delta / eps with Delta = 2 D / n (the sensitivity of the Frechet mean of n points in a
     ball of diameter D on a Hadamard manifold, [42, Thm 2] as quoted by Han et al. (2024)). Pure eps-DP.
     Returns a TrainResult whose ``info`` holds W_hat, sigma and Delta.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    eps : float
+        Target :math:`\epsilon > 0`.
+    D : float
+        Diameter bound of the data, > 0.
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    n_steps : int, optional
+        Metropolis steps of the eigenvalue draw (default 2000).
+    tol : float, optional
+        Tolerance of the Karcher mean (default 1e-12).
+    W_hat : numpy.ndarray or None, optional
+        The non-private Fréchet mean, if known.
+
+    Returns
+    -------
+    TrainResult
+        The private mean, a one-point history and the pure-DP event.
+
+    Raises
+    ------
+    ValueError
+        If the manifold is not SPD, ``eps`` or ``D`` is not positive, or :math:`\sigma = 2D/(n\epsilon)` is not
+        below :func:`laplace_sigma_max`.
     """
     from prirfed.reference.manifolds.spd import SPD
 

@@ -36,7 +36,31 @@ __all__ = ["clip_or_identity", "tangent_noise", "dp_rsgd_local", "dp_rsvrg_local
 
 
 def clip_or_identity(M, x, v, tau: float):
-    """clip_tau of Algorithm 2 line 4 (v * min(1, tau/||v||_x)); identity for tau = inf."""
+    """clip_tau of Algorithm 2 line 4 (v * min(1, tau/||v||_x)); identity for tau = inf.
+
+    Huang et al. (2024), Algorithm 2, line 4.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : numpy.ndarray
+        Point on the manifold.
+    v : numpy.ndarray
+        Tangent vector at ``x``.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+
+    Returns
+    -------
+    numpy.ndarray
+        The clipped vector (``v`` itself for ``tau = inf``).
+
+    Raises
+    ------
+    ValueError
+        As :func:`prirfed.reference.mechanisms.clip`.
+    """
     if tau == math.inf:
         return v
     from prirfed.reference.mechanisms import clip
@@ -48,7 +72,24 @@ def tangent_noise(M, x, sigma: float, rng):
     """epsilon ~ N_x(0, sigma^2) (Definition 2.5 of Huang et al. (2024)) by the O(dim) closed form
     (:func:`~prirfed.reference.mechanisms.sample_tangent_gaussian_closed_form`: the projected ambient
     Gaussian on the sphere and Stiefel, the transported one on H^d, X^{1/2} S X^{1/2} on SPD); the
-    zero vector, with no draw, when sigma = 0."""
+    zero vector, with no draw, when sigma = 0.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : numpy.ndarray
+        Point on the manifold.
+    sigma : float
+        Noise standard deviation (0: no noise, no draw).
+    rng : numpy.random.Generator or Stream
+        Source of the normals.
+
+    Returns
+    -------
+    numpy.ndarray
+        The noise (zeros for ``sigma = 0``).
+    """
     if sigma == 0.0:
         return np.zeros(M.ambient_shape)
     from prirfed.reference.mechanisms import sample_tangent_gaussian_closed_form
@@ -59,7 +100,29 @@ def tangent_noise(M, x, sigma: float, rng):
 def local_stream(where, rng, i) -> Stream:
     """The stream a local trainer reads: a :class:`~prirfed.reference.randomness.Stream` as given
     (PriRFed's stream of (round t, agent i)); from a ``numpy.random.Generator``, the run key (one
-    draw) and agent i's stream of round 0."""
+    draw) and agent i's stream of round 0.
+
+    Helper, not a paper formula: stream selection.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    rng : numpy.random.Generator or Stream
+        The caller's randomness.
+    i : int
+        Agent index.
+
+    Returns
+    -------
+    Stream
+        The stream to read.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is neither a Generator nor a Stream.
+    """
     if isinstance(rng, Stream):
         return rng
     if not isinstance(rng, np.random.Generator):
@@ -70,7 +133,30 @@ def local_stream(where, rng, i) -> Stream:
 def check_local_args(where, problem, i, K, sigma, tau, alpha):
     """The arguments both local trainers share: agent i of ``problem``, K >= 1 steps, sigma finite and
     >= 0, clipping threshold tau > 0 (inf: none), step alpha positive and finite (``ValueError``
-    naming ``where`` otherwise; the verified twins call it too)."""
+    naming ``where`` otherwise; the verified twins call it too).
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    i : int
+        Agent index.
+    K : int
+        Local iterations, >= 1.
+    sigma : float
+        Noise standard deviation (0: no noise, no draw).
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    alpha : float, sequence or callable
+        Step size: a constant, one per round, or a function of the round.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
     check_int(where, "i", i, 0, problem.N - 1)
     check_int(where, "K", K)
     if not (math.isfinite(sigma) and sigma >= 0):
@@ -82,19 +168,73 @@ def check_local_args(where, problem, i, K, sigma, tau, alpha):
 
 
 def check_option(where, option):
-    """Option 1 (the last iterate) or 2 (a uniformly drawn iterate) of Algorithms 2 and 3 of Huang et al. (2024)."""
+    """Option 1 (the last iterate) or 2 (a uniformly drawn iterate) of Algorithms 2 and 3 of Huang et al. (2024).
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    option : int
+        1 or 2.
+
+    Raises
+    ------
+    ValueError
+        If ``option`` is not 1 or 2.
+    """
     if option not in (1, 2):
         raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
 
 
 def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="exp"):
-    """Algorithm 2 of Huang et al. (2024) (DP-RSGD local training of agent i), returns x~_i^(t+1).
+    r"""Algorithm 2 of Huang et al. (2024) (DP-RSGD local training of agent i), returns x~_i^(t+1).
 
-    1: x_0 <- x;  for k = 0..K-1:
-    3:   B_k subset of [N_i], |B_k| = b, uniformly without replacement;
-    4:   eta_k <- (1/b) sum_{p in B_k} clip_tau(grad f_{i,p}(x_k)) + eps_k,  eps_k ~ N_{x_k}(0, sigma^2);
-    5:   x_{k+1} <- Exp_{x_k}(-alpha eta_k);
-    7:   Option 1: x_K;   8: Option 2: uniform from {x_0, ..., x_K}.
+    The algorithm box, line by line:
+
+    .. code-block:: text
+
+        1: x_0 <- x;  for k = 0..K-1:
+        3:   B_k subset of [N_i], |B_k| = b, uniformly without replacement;
+        4:   eta_k <- (1/b) sum_{p in B_k} clip_tau(grad f_{i,p}(x_k)) + eps_k,  eps_k ~ N_{x_k}(0, sigma^2);
+        5:   x_{k+1} <- Exp_{x_k}(-alpha eta_k);
+        7:   Option 1: x_K;   8: Option 2: uniform from {x_0, ..., x_K}.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem.
+    i : int
+        The agent, in [0, N).
+    x : numpy.ndarray
+        The start point (the server point :math:`x^{(t)}`).
+    K : int
+        Local steps, >= 1.
+    b : int
+        Batch size, in [1, N_i].
+    sigma : float
+        Noise standard deviation, finite and >= 0 (0: no noise, no draw).
+    tau : float
+        Clipping threshold, > 0 (``inf``: no clipping).
+    alpha : float
+        Step size, positive and finite.
+    rng : numpy.random.Generator or Stream
+        A Generator (standalone: the run key is drawn from it, agent i's stream of round 0 is read)
+        or the stream of (round t, agent i) that PriRFed passes.
+    option : int, optional
+        1 (default, the last iterate) or 2 (an iterate drawn uniformly).
+    maps : str, optional
+        ``"exp"`` (default) or ``"retraction"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The agent's upload :math:`\tilde x_i^{(t+1)}`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range (:func:`check_local_args`, :func:`check_option`, ``b``), the
+        start is not on the manifold, or ``rng`` is neither a Generator nor a Stream.
     """
     where = "dp_rsgd_local"
     check_local_args(where, problem, i, K, sigma, tau, alpha)
@@ -119,17 +259,59 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
 
 
 def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1, maps="exp"):
-    """Algorithm 3 of Huang et al. (2024) (DP-RSVRG of UHJM23, local training of agent i), returns x~_i^(t+1).
+    """Algorithm 3 of Huang et al. (2024) (DP-RSVRG of Utpala et al. (2023), local training of agent i), returns x~_i^(t+1).
 
-    1: x~_0 <- x;  for k = 0..K-1:
-    3:   x_{k+1,0} <- x~_k;
-    4:   g_{k+1} <- (1/N_i) sum_j clip_tau0(grad f_{i,j}(x~_k));
-         for j = 0..m-1:
-    6:     l_j uniform in [N_i];   7: eps ~ N_{x_{k+1,j}}(0, sigma^2) (the box prints sigma_i; see notes);
-    8:     eta <- clip_tau1(grad f_{i,l}(x_{k+1,j})) - Gamma_{x~_k}^{x_{k+1,j}}(clip_tau1(grad f_{i,l}(x~_k)) - g_{k+1}) + eps;
-    9:     x_{k+1,j+1} <- Exp_{x_{k+1,j}}(-alpha eta);
-    11:  x~_{k+1} <- x_{k+1,m};
-    13: Option 1: x_{K,m};  14: Option 2: uniform from {x_{k+1,j}: k < K, j < m}.
+    The algorithm box, line by line (the box prints sigma_i in line 7; see the notes):
+
+    .. code-block:: text
+
+        1: x~_0 <- x;  for k = 0..K-1:
+        3:   x_{k+1,0} <- x~_k;
+        4:   g_{k+1} <- (1/N_i) sum_j clip_tau0(grad f_{i,j}(x~_k));
+             for j = 0..m-1:
+        6:     l_j uniform in [N_i];   7: eps ~ N_{x_{k+1,j}}(0, sigma^2);
+        8:     eta <- clip_tau1(grad f_{i,l}(x_{k+1,j})) - Gamma_{x~_k}^{x_{k+1,j}}(clip_tau1(grad f_{i,l}(x~_k)) - g_{k+1}) + eps;
+        9:     x_{k+1,j+1} <- Exp_{x_{k+1,j}}(-alpha eta);
+        11:  x~_{k+1} <- x_{k+1,m};
+        13: Option 1: x_{K,m};  14: Option 2: uniform from {x_{k+1,j}: k < K, j < m}.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem.
+    i : int
+        The agent, in [0, N).
+    x : numpy.ndarray
+        The start point.
+    K : int
+        Outer iterations, >= 1.
+    m : int
+        Inner-loop length, >= 1.
+    sigma : float
+        Noise standard deviation, finite and >= 0.
+    tau0 : float
+        Clipping threshold of the full gradient, > 0 (``inf``: none).
+    tau1 : float
+        Clipping threshold of the per-sample terms, > 0 (``inf``: none).
+    alpha : float
+        Step size, positive and finite.
+    rng : numpy.random.Generator or Stream
+        A Generator (standalone) or the stream of (round t, agent i).
+    option : int, optional
+        1 (default) or 2.
+    maps : str, optional
+        ``"exp"`` (default) or ``"retraction"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The agent's upload.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, the start is not on the manifold, or ``rng`` is neither a
+        Generator nor a Stream.
     """
     where = "dp_rsvrg_local"
     check_local_args(where, problem, i, K, sigma, min(tau0, tau1), alpha)
@@ -161,5 +343,39 @@ def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1,
 
 
 def rsvrg_local(problem, i, x, K, m, alpha, rng, option=1, maps="exp"):
-    """Non-private RSVRG (Zhang, Reddi, Sra 2016) as local training: Algorithm 3 with sigma = 0, no clipping."""
+    """Non-private RSVRG (Zhang, Reddi, Sra 2016) as local training: Algorithm 3 with sigma = 0, no clipping.
+
+    Zhang, Reddi and Sra (2016), RSVRG.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    i : int
+        Agent index.
+    x : numpy.ndarray
+        Point on the manifold.
+    K : int
+        Local iterations, >= 1.
+    m : int
+        Inner-loop length, >= 1.
+    alpha : float, sequence or callable
+        Step size: a constant, one per round, or a function of the round.
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    option : int, optional
+        Option 1 (last iterate) or 2 (an iterate drawn uniformly).
+    maps : str, optional
+        ``"exp"`` (Exp/Log, default) or ``"retraction"`` (the retraction and its inverse).
+
+    Returns
+    -------
+    numpy.ndarray
+        The agent's final point.
+
+    Raises
+    ------
+    ValueError
+        As :func:`dp_rsvrg_local`.
+    """
     return dp_rsvrg_local(problem, i, x, K, m, 0.0, math.inf, math.inf, alpha, rng, option, maps)

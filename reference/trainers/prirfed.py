@@ -31,7 +31,29 @@ __all__ = ["prirfed", "step_sizes", "prirfed_settings"]
 
 
 def step_sizes(where: str, alpha, T: int) -> np.ndarray:
-    """alpha_t for t = 0..T-1 from a constant, a sequence of length T, or a callable t -> alpha_t."""
+    """alpha_t for t = 0..T-1 from a constant, a sequence of length T, or a callable t -> alpha_t.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    alpha : float, sequence or callable
+        Step size: a constant, one per round, or a function of the round.
+    T : int
+        Rounds (steps), >= 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(T,)``.
+
+    Raises
+    ------
+    ValueError
+        If the shape is not ``(T,)`` or a step is not positive and finite.
+    """
     if callable(alpha):
         a = np.array([float(alpha(t)) for t in range(T)])
     else:
@@ -48,7 +70,47 @@ def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregatio
     """The settings of Algorithm 1 that both twins check the same way: T >= 1 rounds, s in [1, N]
     agents per round, option 1 or 2, the local trainer, the aggregation, the step sizes alpha_t
     (:func:`step_sizes`), sigma_i finite and >= 0 and b_i (default N_i) per agent. Returns
-    (T, s, alphas, sigmas, b) with sigmas and b as float arrays of shape (N,)."""
+    (T, s, alphas, sigmas, b) with sigmas and b as float arrays of shape (N,).
+
+    The settings of Huang et al. (2024), Algorithm 1, checked once for both twins.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    T : int
+        Rounds (steps), >= 1.
+    s : int
+        Agents per round, in [1, N].
+    alpha : float, sequence or callable
+        Step size: a constant, one per round, or a function of the round.
+    option : int
+        Option 1 (last iterate) or 2 (an iterate drawn uniformly).
+    local : str
+        ``"dp_rsgd"`` or ``"dp_rsvrg"``.
+    aggregation : str
+        ``"tangent"`` (tangent mean, default) or ``"karcher"`` (Karcher mean).
+    sigma : float or array_like
+        Noise per agent.
+    b : int, array_like or None
+        Batch size per agent (default :math:`N_i`).
+
+    Returns
+    -------
+    T, s : int
+        Rounds and agents per round.
+    alphas : numpy.ndarray
+        Step sizes.
+    sigmas, b : numpy.ndarray
+        Per-agent noise and batch sizes.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown.
+    """
     N = problem.N
     T, s = round_settings(where, problem, T, s, "s", option, aggregation)
     if local not in ("dp_rsgd", "dp_rsvrg"):
@@ -63,28 +125,71 @@ def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregatio
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
             tau=math.inf, tau0=None, tau1=None, option=1, local_option=None, aggregation="tangent",
             record_every="auto", keep_iterates=False, maps="exp"):
-    """Algorithm 1 of Huang et al. (2024) (PriRFed) with DP-RSGD (Alg. 2) or DP-RSVRG (Alg. 3) local training.
+    r"""Algorithm 1 of Huang et al. (2024) (PriRFed) with DP-RSGD (Alg. 2) or DP-RSVRG (Alg. 3) local training.
 
-    for t = 0..T-1:
-      2:  S_t subset of [N], |S_t| = s, uniformly without replacement;
-      3-8: each i in S_t: x~_i <- PrivateLocalTraining(x^(t), D_i, K, sigma_i, alpha_t);
-      10: x^(t+1) <- Exp_{x^(t)}( sum_{i in S_t} N_i / (sum_{k in S_t} N_k) Exp^{-1}_{x^(t)}(x~_i) )  (3.2)
-    12: Option 1: x^(T);  13: Option 2: uniform from {x^(1), ..., x^(T)}.
+    The algorithm box, line by line:
+
+    .. code-block:: text
+
+        for t = 0..T-1:
+          2:  S_t subset of [N], |S_t| = s, uniformly without replacement;
+          3-8: each i in S_t: x~_i <- PrivateLocalTraining(x^(t), D_i, K, sigma_i, alpha_t);
+          10: x^(t+1) <- Exp_{x^(t)}( sum_{i in S_t} N_i / (sum_{k in S_t} N_k) Exp^{-1}_{x^(t)}(x~_i) )  (3.2)
+        12: Option 1: x^(T);  13: Option 2: uniform from {x^(1), ..., x^(T)}.
 
     Parameters
     ----------
-    local : "dp_rsgd" | "dp_rsvrg"
-    b : batch size per agent (DP-RSGD; scalar or per agent; default N_i, full batch)
-    sigma : noise std per agent (scalar or per agent; 0 = non-private)
-    tau : clipping threshold (DP-RSGD; inf = none); tau0, tau1 for DP-RSVRG (default tau)
-    local_option : the local trainers' option (default = option, as Algorithm 1 couples them)
-    aggregation : "tangent" (3.2) or "karcher" (3.1)
-    maps : "exp" (Exp/Log) or "retraction" (retr/inv_retr in their place, as Li and Ma (2023) on Stiefel)
-    record_every : the history's period (1: every round); "auto" (default): ``record_schedule``,
-        about 5% of the training's cost; rounds 0 and T are always recorded
+    problem : FederatedProblem
+        The federated problem.
+    x0 : numpy.ndarray
+        Start point :math:`x^{(0)}`.
+    T : int
+        Rounds, >= 1.
+    s : int
+        Agents per round, in [1, N].
+    alpha : float, sequence or callable
+        Step size :math:`\alpha_t`: a constant, one per round, or a function of the round.
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    local : str, optional
+        ``"dp_rsgd"`` (default) or ``"dp_rsvrg"``.
+    K : int, optional
+        Local iterations (default 1).
+    b : int, array_like or None, optional
+        DP-RSGD batch size, scalar or per agent (default :math:`N_i`, full batch).
+    m : int, optional
+        DP-RSVRG inner-loop length (default 1).
+    sigma : float or array_like, optional
+        Noise standard deviation, scalar or per agent (default 0: non-private).
+    tau : float, optional
+        DP-RSGD clipping threshold (default ``inf``: none).
+    tau0, tau1 : float or None, optional
+        DP-RSVRG thresholds (default ``tau``).
+    option : int, optional
+        Output option of Algorithm 1, 1 (default) or 2.
+    local_option : int or None, optional
+        The local trainers' option (default ``option``, as Algorithm 1 couples them).
+    aggregation : str, optional
+        ``"tangent"`` ((3.2), default) or ``"karcher"`` ((3.1)).
+    record_every : int or str, optional
+        The history's period (1: every round); ``"auto"`` (default): ``record_schedule``, about 5%
+        of the training's cost; rounds 0 and T are always recorded.
+    keep_iterates : bool, optional
+        Keep the recorded iterates (default ``False``).
+    maps : str, optional
+        ``"exp"`` (Exp/Log, default) or ``"retraction"`` (as Li and Ma (2023) on Stiefel).
 
-    Returns a TrainResult whose ``event`` is the run's record-level privacy event (None when
-    sigma = 0 or there is no clipping; ``info["privacy"]`` says why).
+    Returns
+    -------
+    TrainResult
+        Output point, history, and ``event``: the run's record-level privacy event (``None`` when
+        sigma = 0 or there is no clipping; ``info["privacy"]`` says why).
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown (:func:`prirfed_settings`), or the start is not on
+        the manifold.
     """
     where = "prirfed"
     M = geometry(problem.manifold, maps)

@@ -25,20 +25,78 @@ __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient", "federated_settin
 
 
 def prox_gradient(M, x, x_t, grad_fi, mu):
-    """grad h_i(x) for h_i = f_i + (mu/2) dist^2(., x_t) of (27) in Li and Ma (2023): grad f_i(x) - mu Log_x(x_t).
+    r"""grad h_i(x) for h_i = f_i + (mu/2) dist^2(., x_t) of (27) in Li and Ma (2023): grad f_i(x) - mu Log_x(x_t).
 
-    grad (1/2) dist^2(., y)(x) = -Log_x(y). ERRATA lead 14: the authors' code adds +Log_x(x_0), which
+    grad (1/2) dist^2(., y)(x) = -Log_x(y). See the errata page: the authors' code adds +Log_x(x_0), which
     pushes clients away from the server point for mu > 0.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x : numpy.ndarray
+        Point on the manifold.
+    x_t : numpy.ndarray
+        The server point.
+    grad_fi : numpy.ndarray
+        Riemannian gradient of :math:`f_i` at ``x``.
+    mu : float
+        Proximal weight :math:`\mu \ge 0`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\operatorname{grad} h_i(x)`.
     """
     return grad_fi - mu * M.log(x, x_t)
 
 
 def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation, weighting, record_every):
-    """The settings of Li and Ma's (2023) Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
+    r"""The settings of Li and Ma's (2023) Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
     [1, N] clients per round, option 1 or 2, the aggregation, the weighting, eta_i positive and
     finite and tau_i integers >= 1 per agent, record_every >= 1 or "auto" (:func:`record_schedule`
     with k clients of mean(tau_i) local steps over mean(N_i) samples per round). Returns (T, k, etas,
-    taus, record_every), etas float and taus int64 arrays of shape (N,)."""
+    taus, record_every), etas float and taus int64 arrays of shape (N,).
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    T : int
+        Rounds (steps), >= 1.
+    k : int
+        Clients per round, in [1, N].
+    eta : float or array_like
+        Step size per client (scalar or one per agent), > 0.
+    tau : int or array_like
+        Local steps :math:`\tau_i` per client (scalar or one per agent), integers >= 1.
+    option : int
+        Option 1 (last iterate) or 2 (an iterate drawn uniformly).
+    aggregation : str
+        ``"tangent"`` (tangent mean, default) or ``"karcher"`` (Karcher mean).
+    weighting : str
+        ``"uniform"`` (Li and Ma (2023), (8), default) or ``"size"`` (Huang et al. (2024), (3.2)).
+    record_every : int or str
+        History period (1: every round); ``"auto"`` (default): :func:`~prirfed.reference.trainers.base.record_schedule`.
+
+    Returns
+    -------
+    T, k : int
+        Rounds and clients per round.
+    etas : numpy.ndarray
+        Step sizes.
+    taus : numpy.ndarray
+        Local step counts (int64).
+    record_every : int
+        The recording period.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown.
+    """
     N = problem.N
     T, k = round_settings(where, problem, T, k, "k", option, aggregation)
     if weighting not in ("uniform", "size"):
@@ -87,10 +145,53 @@ def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, 
 
 def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent", weighting="uniform",
              record_every="auto", keep_iterates=False, maps="exp"):
-    """Algorithm 1 of Li and Ma (2023) (RFedSVRG). Local step (9):
+    r"""Algorithm 1 of Li and Ma (2023) (RFedSVRG), with the local step (9):
 
-    x_{l+1} = Exp_{x_l}[ -eta_i ( grad f_i(x_l) - P_{x_t -> x_l}( grad f_i(x_t) - grad f(x_t) ) ) ],
+    .. code-block:: text
+
+        x_{l+1} = Exp_{x_l}[ -eta_i ( grad f_i(x_l) - P_{x_t -> x_l}( grad f_i(x_t) - grad f(x_t) ) ) ],
+
     then the tangent space consensus (8) over the k sampled clients.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem.
+    x0 : numpy.ndarray
+        Start point.
+    T : int
+        Rounds, >= 1.
+    k : int
+        Clients per round, in [1, N].
+    eta : float or array_like
+        Step size per client, > 0.
+    tau : int or array_like
+        Local steps :math:`\tau_i` per client, integers >= 1.
+    rng : numpy.random.Generator
+        The caller's Generator.
+    option : int, optional
+        Option 1 (default, last local iterate) or 2 (drawn).
+    aggregation : str, optional
+        ``"tangent"`` (default) or ``"karcher"``.
+    weighting : str, optional
+        ``"uniform"`` ((8), default) or ``"size"``.
+    record_every : int or str, optional
+        History period (default ``"auto"``).
+    keep_iterates : bool, optional
+        Keep the recorded iterates (default ``False``).
+    maps : str, optional
+        ``"exp"`` (default) or ``"retraction"``.
+
+    Returns
+    -------
+    TrainResult
+        Output point and history.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown (:func:`federated_settings`), or the start is not
+        on the manifold.
     """
     M = geometry(problem.manifold, maps)
 
@@ -107,10 +208,47 @@ def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent
 
 def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
             keep_iterates=False, maps="exp"):
-    """Algorithm 2 of Li and Ma (2023) (RFedAvg): x_{l+1} = Exp_{x_l}(-eta_i grad f_i(x_l)), output x_T.
+    r"""Algorithm 2 of Li and Ma (2023) (RFedAvg): ``x_{l+1} = Exp_{x_l}(-eta_i grad f_i(x_l))``, output x_T.
 
     (25) of Li and Ma (2023) prints grad f_i(x_{l+1}) on the right-hand side of the Euclidean FedAvg step: an
     implicit step where the explicit x_l is meant, as the Riemannian version shows.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    x0 : numpy.ndarray
+        Start point.
+    T : int
+        Rounds (steps), >= 1.
+    k : int
+        Clients per round, in [1, N].
+    eta : float or array_like
+        Step size per client (scalar or one per agent), > 0.
+    tau : int or array_like
+        Local steps :math:`\tau_i` per client (scalar or one per agent), integers >= 1.
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    aggregation : str, optional
+        ``"tangent"`` (tangent mean, default) or ``"karcher"`` (Karcher mean).
+    weighting : str, optional
+        ``"uniform"`` (Li and Ma (2023), (8), default) or ``"size"`` (Huang et al. (2024), (3.2)).
+    record_every : int or str, optional
+        History period (1: every round); ``"auto"`` (default): :func:`~prirfed.reference.trainers.base.record_schedule`.
+    keep_iterates : bool, optional
+        Keep the recorded iterates in the history (default ``False``).
+    maps : str, optional
+        ``"exp"`` (Exp/Log, default) or ``"retraction"`` (the retraction and its inverse).
+
+    Returns
+    -------
+    TrainResult
+        Final point and history.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown.
     """
 
     def local_step(kind, x_t, i, xl, ctx=None):
@@ -124,7 +262,47 @@ def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weightin
 
 def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
              keep_iterates=False, maps="exp"):
-    """Algorithm 3 of Li and Ma (2023) (RFedProx): tau_i RGD steps (28) on h_i = f_i + (mu/2) dist^2(., x_t) (27)."""
+    r"""Algorithm 3 of Li and Ma (2023) (RFedProx): tau_i RGD steps (28) on h_i = f_i + (mu/2) dist^2(., x_t) (27).
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    x0 : numpy.ndarray
+        Start point.
+    T : int
+        Rounds (steps), >= 1.
+    k : int
+        Clients per round, in [1, N].
+    eta : float or array_like
+        Step size per client (scalar or one per agent), > 0.
+    tau : int or array_like
+        Local steps :math:`\tau_i` per client (scalar or one per agent), integers >= 1.
+    mu : float
+        Proximal weight :math:`\mu \ge 0`.
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    aggregation : str, optional
+        ``"tangent"`` (tangent mean, default) or ``"karcher"`` (Karcher mean).
+    weighting : str, optional
+        ``"uniform"`` (Li and Ma (2023), (8), default) or ``"size"`` (Huang et al. (2024), (3.2)).
+    record_every : int or str, optional
+        History period (1: every round); ``"auto"`` (default): :func:`~prirfed.reference.trainers.base.record_schedule`.
+    keep_iterates : bool, optional
+        Keep the recorded iterates in the history (default ``False``).
+    maps : str, optional
+        ``"exp"`` (Exp/Log, default) or ``"retraction"`` (the retraction and its inverse).
+
+    Returns
+    -------
+    TrainResult
+        Final point and history.
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is not finite and >= 0, or a setting is out of range.
+    """
     if not (np.isfinite(mu) and mu >= 0):
         raise ValueError(f"rfedprox: mu must be finite and >= 0 (got {mu!r})")
     M = geometry(problem.manifold, maps)

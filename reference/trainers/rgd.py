@@ -33,7 +33,27 @@ __all__ = ["rgd", "dp_rgd", "rsgd", "pooled_index", "dp_rgd_settings"]
 
 
 def pooled_index(problem, g: int) -> tuple[int, int]:
-    """Map a pooled sample number g to (agent i, sample j)."""
+    """Map a pooled sample number g to (agent i, sample j).
+
+    Helper, not a paper formula: index bookkeeping.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    g : int
+        Pooled sample number.
+
+    Returns
+    -------
+    i, j : int
+        Agent and sample.
+
+    Raises
+    ------
+    ValueError
+        If ``g`` is not below the number of samples.
+    """
     for i, n_i in enumerate(problem.sizes):
         if g < n_i:
             return i, g
@@ -43,14 +63,51 @@ def pooled_index(problem, g: int) -> tuple[int, int]:
 
 def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every="auto", keep_iterates=False,
         gtol=0.0, maps="exp"):
-    """Riemannian steepest descent x_{t+1} = Exp_{x_t}(-alpha_t grad f(x_t)).
+    """Riemannian steepest descent ``x_{t+1} = Exp_{x_t}(-alpha_t grad f(x_t))``.
 
     With ``armijo=True``, alpha is the initial trial step of a backtracking line search accepting
     f(Exp_x(-a g)) <= f(x) - c a ||g||^2, a <- shrink * a (Absil, Mahony, Sepulchre 2008, Alg. 1).
     Stops early when ||grad f|| <= gtol, and (Armijo) when the first trial decrease
-    alpha ||grad f||^2 is below the rounding level 4 eps (1 + |f(x)|) of f, where the sufficient
+    alpha ||grad f||^2 is below the rounding level ``4 eps (1 + |f(x)|)`` of f, where the sufficient
     decrease condition can no longer be evaluated; ``info["stopped"]`` says why. A line search that
     fails anywhere else raises.
+
+    Absil, Mahony and Sepulchre (2008), Algorithm 1 (Armijo) and Section 4.2.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    x0 : numpy.ndarray
+        Start point.
+    alpha : float or sequence
+        Step sizes (the initial trial step with ``armijo``).
+    T : int
+        Iterations, >= 0.
+    armijo : bool, optional
+        Backtracking line search (default ``False``).
+    c : float, optional
+        Sufficient-decrease constant (default 1e-4).
+    shrink : float, optional
+        Backtracking factor (default 0.5).
+    record_every : int or str, optional
+        History period (1: every round); ``"auto"`` (default): :func:`~prirfed.reference.trainers.base.record_schedule`.
+    keep_iterates : bool, optional
+        Keep the recorded iterates in the history (default ``False``).
+    gtol : float, optional
+        Stop when the gradient norm is at most this (default 0).
+    maps : str, optional
+        ``"exp"`` (Exp/Log, default) or ``"retraction"`` (the retraction and its inverse).
+
+    Returns
+    -------
+    TrainResult
+        Final point and history; ``info["stopped"]`` says why it stopped early.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range, or the Armijo search finds no acceptable step.
     """
     where = "rgd"
     M = geometry(problem.manifold, maps)
@@ -95,7 +152,41 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
 def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
     """The settings of Han et al.'s (2024) Algorithm 1 that both twins check the same way: T >= 1 steps, the batch
     b in [1, n] over the n pooled samples, sigma finite and >= 0, output 1-3, the averaging rule and
-    the step sizes. Returns (T, n, b, alphas)."""
+    the step sizes. Returns (T, n, b, alphas).
+
+    The settings of Han et al. (2024), Algorithm 1, checked once for both twins.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    T : int
+        Rounds (steps), >= 1.
+    b : int
+        Batch size, in [1, N_i] (the pooled n for the single-dataset trainers).
+    sigma : float
+        Noise standard deviation.
+    output : int
+        1, 2 or 3.
+    averaging : str
+        ``"convex"`` or ``"strongly_convex"``.
+    alpha : float, sequence or callable
+        Step sizes.
+
+    Returns
+    -------
+    T, n, b : int
+        Steps, pooled samples, batch size.
+    alphas : numpy.ndarray
+        Step sizes.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown.
+    """
     T = check_int(where, "T", T)
     n = int(sum(problem.sizes))
     b = check_int(where, "b", b, 1, n)
@@ -110,20 +201,69 @@ def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
 
 def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lipschitz=None, averaging="convex",
            record_every="auto", keep_iterates=False, maps="exp"):
-    """Algorithm 1 of Han et al. (2024): differentially private Riemannian (stochastic) gradient descent.
+    r"""Algorithm 1 of Han et al. (2024): differentially private Riemannian (stochastic) gradient descent.
 
-    for t = 0..T-1:
-      3: B_t of size b, uniformly without replacement;
-      4: zeta_t = (1/b) sum_{z in B_t} grad f(w_t; z) + eps_t,  eps_t ~ N_{w_t}(0, sigma^2);
-      5: w_{t+1} = Exp_{w_t}(-eta_t zeta_t).
-    Output 1: w_T.  Output 2: uniform from {w_0, ..., w_{T-1}}.
-    Output 3: geodesic averaging (Theorems 2 and 3 of Han et al. (2024)): wbar_1 = w_1,
-      wbar_{t+1} = Exp_{wbar_t}(c_t Log_{wbar_t}(w_{t+1})), c_t = 1/(t+1) ("convex", Thm 2) or
-      2/(t+1) ("strongly_convex", Thm 3); the box prints Exp_{xbar_t}^{-1}(x_{t+1}) in Thm 2 (notation slip).
-    Han et al. (2024) bounds the sensitivity with the Lipschitz constant L_0 and does not clip; ``tau`` < inf adds
-    the clipping of Huang et al. (2024) Algorithm 2. sigma = 0, tau = inf, b = n is RGD; sigma = 0 is RSGD.
-    ``lipschitz`` (L_0, a bound on every ||grad f(w; z)||) makes the run's event computable
-    without clipping; with both, the smaller radius bounds the sensitivity.
+    The algorithm box, line by line:
+
+    .. code-block:: text
+
+        for t = 0..T-1:
+          3: B_t of size b, uniformly without replacement;
+          4: zeta_t = (1/b) sum_{z in B_t} grad f(w_t; z) + eps_t,  eps_t ~ N_{w_t}(0, sigma^2);
+          5: w_{t+1} = Exp_{w_t}(-eta_t zeta_t).
+        Output 1: w_T.  Output 2: uniform from {w_0, ..., w_{T-1}}.
+        Output 3: geodesic averaging (Theorems 2 and 3): wbar_1 = w_1,
+          wbar_{t+1} = Exp_{wbar_t}(c_t Log_{wbar_t}(w_{t+1})), c_t = 1/(t+1) ("convex", Thm 2) or
+          2/(t+1) ("strongly_convex", Thm 3).
+
+    The box prints :math:`\operatorname{Exp}^{-1}_{\bar x_t}(x_{t+1})` in Theorem 2 (notation slip).
+    Han et al. (2024) bound the sensitivity with the Lipschitz constant :math:`L_0` and do not
+    clip; ``tau`` < inf adds the clipping of Huang et al. (2024), Algorithm 2. sigma = 0, tau = inf,
+    b = n is RGD; sigma = 0 is RSGD. ``lipschitz`` (a bound on every per-sample gradient norm)
+    makes the run's event computable without clipping; with both, the smaller radius bounds the
+    sensitivity.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The problem; its samples are pooled (:func:`pooled_index`).
+    x0 : numpy.ndarray
+        Start point.
+    alpha : float, sequence or callable
+        Step sizes :math:`\eta_t`.
+    T : int
+        Steps, >= 1.
+    b : int
+        Batch size, in [1, n].
+    sigma : float
+        Noise standard deviation, finite and >= 0.
+    rng : numpy.random.Generator
+        The caller's Generator.
+    output : int, optional
+        Output 1 (default), 2 or 3.
+    tau : float, optional
+        Clipping threshold (default ``inf``: none).
+    lipschitz : float or None, optional
+        Bound :math:`L_0` on every per-sample gradient norm.
+    averaging : str, optional
+        ``"convex"`` (default) or ``"strongly_convex"`` (Output 3).
+    record_every : int or str, optional
+        History period (default ``"auto"``).
+    keep_iterates : bool, optional
+        Keep the recorded iterates (default ``False``).
+    maps : str, optional
+        ``"exp"`` (default) or ``"retraction"``.
+
+    Returns
+    -------
+    TrainResult
+        Output point, history and privacy event (``None`` when not private).
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or unknown (:func:`dp_rgd_settings`), or the start is not on
+        the manifold.
     """
     where = "dp_rgd"
     M = geometry(problem.manifold, maps)
@@ -166,5 +306,35 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
 
 
 def rsgd(problem, x0, alpha, T, b, rng, **kw):
-    """Riemannian SGD (Bonnabel 2013): DP-RGD with sigma = 0 and no clipping."""
+    """Riemannian SGD (Bonnabel 2013): DP-RGD with sigma = 0 and no clipping.
+
+    Bonnabel (2013).
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    x0 : numpy.ndarray
+        Start point.
+    alpha : float, sequence or callable
+        Step size: a constant, one per round, or a function of the round.
+    T : int
+        Rounds (steps), >= 1.
+    b : int
+        Batch size, in [1, N_i] (the pooled n for the single-dataset trainers).
+    rng : numpy.random.Generator
+        The caller's Generator (the run key is drawn from it once).
+    kw
+        Further keyword arguments, passed to :func:`dp_rgd`.
+
+    Returns
+    -------
+    TrainResult
+        Final point and history.
+
+    Raises
+    ------
+    ValueError
+        As :func:`dp_rgd`.
+    """
     return dp_rgd(problem, x0, alpha, T, b, 0.0, rng, **kw)

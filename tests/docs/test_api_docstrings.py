@@ -17,8 +17,7 @@ A public function or class fails when its docstring
 A Numba twin that does exactly what its reference does is documented by one line,
 "Verified twin of :func:`...`" (the reference carries the documentation).
 
-Modules still waiting for the rewrite are listed in ``docs/api/pending.txt`` (:data:`PENDING`); a strict xfail fails as soon
-as one of them passes, so that it is then taken off the list. The rendered page (no docstring
+There is no list of exceptions: a new public module or name is checked as soon as it exists. The rendered page (no docstring
 shown as a literal block) is checked on the built site in ``tests/docs/test_browser.py``.
 """
 
@@ -45,10 +44,6 @@ PAPER_DERIVED = re.compile(r"^prirfed\.(reference|verified)\.(manifolds|mechanis
 #: the facade's modules documented on the API pages besides the three roots
 EXTRA_MODULES = ("prirfed.backend", "prirfed.papers", "prirfed.cli", "prirfed.experiments.framework")
 
-#: not yet rewritten in NumPy style: docs/api/pending.txt (docs/conf.py shows their docstrings
-#: verbatim on the API pages)
-PENDING_FILE = Path(__file__).resolve().parents[2] / "docs" / "api" / "pending.txt"
-PENDING: set[str] = {ln.strip() for ln in PENDING_FILE.read_text().splitlines() if ln.strip() and not ln.startswith("#")}
 
 SOURCE = re.compile(
     r"\b[A-Z][A-Za-z'\-]+(?: et al\.| and [A-Z][A-Za-z'\-]+| & [A-Z][A-Za-z'\-]+)? \(\d{4}[a-z]?\)"  # Name et al. (2024)
@@ -166,7 +161,6 @@ def test_the_public_api_is_enumerated():
                      "prirfed.reference.accounting.calibration.calibrate_sigma_prirfed",
                      "prirfed.testing.manifold_contract.ManifoldContract", "prirfed.reference.trainers.prirfed.prirfed"):
         assert expected in names, expected
-    assert not PENDING - set(MODULES), f"PENDING names modules that do not exist: {PENDING - set(MODULES)}"
 
 
 def test_the_facade_names_are_documented_where_defined():
@@ -180,27 +174,19 @@ def test_the_facade_names_are_documented_where_defined():
             continue
         obj = getattr(prirfed, name)
         home = obj.__module__
-        if home in PENDING:
-            continue
         found = docstring_problems(f"{home}.{obj.__qualname__}", obj)
         if found:
             bad[f"prirfed.{name}"] = found
-    found = [] if "prirfed.cli" in PENDING else docstring_problems("prirfed.cli.main", prirfed.cli.main)
+    found = docstring_problems("prirfed.cli.main", prirfed.cli.main)
     if found:
         bad["prirfed.cli.main"] = found
     assert not bad, "\n".join(f"{k}: {', '.join(v)}" for k, v in sorted(bad.items()))
 
 
-@pytest.mark.parametrize("modname", [m for m in MODULES if m not in PENDING])
+@pytest.mark.parametrize("modname", MODULES)
 def test_public_docstrings(modname):
     bad = module_problems(modname)
     assert not bad, f"{modname}:\n" + "\n".join(f"  {k}: {', '.join(v)}" for k, v in sorted(bad.items()))
-
-
-@pytest.mark.xfail(strict=True, reason="modules waiting for the NumPy-style rewrite (PENDING)")
-@pytest.mark.parametrize("modname", sorted(PENDING))
-def test_pending_modules_still_fail(modname):
-    assert not module_problems(modname)
 
 
 # ------------------------------------------------------------------------------------ the check can fail

@@ -142,23 +142,6 @@ def problems_links(rep: dict, base: str, site: Path, ids_of) -> list[str]:
     return out
 
 
-# Known, pending: an API page that documents a module listed in docs/api/pending.txt shows that
-# module's docstrings as written (docs/conf.py prints them verbatim), with paper codes and ASCII
-# formulas, until they are rewritten in NumPy style (tests/docs/test_api_docstrings.py).
-# test_api_page_docstrings_pending is a strict xfail per page: it fails as soon as such a page is
-# clean, so that the module is then taken off the list.
-def _pending_api_pages() -> dict[str, set[str]]:
-    pending = {ln.strip() for ln in (ROOT / "docs" / "api" / "pending.txt").read_text().splitlines()
-               if ln.strip() and not ln.startswith("#")}
-    out = {}
-    for src in sorted((ROOT / "docs" / "api").glob("*.md")):
-        if pending & set(re.findall(r"^\.\. automodule:: (\S+)", src.read_text(), re.M)):
-            out[f"api/{src.stem}.html"] = {"markup", "words"}
-    return out
-
-
-PENDING = _pending_api_pages()
-
 CHECKS = {"math": problems_math, "markup": problems_markup, "words": problems_words,
           "resources": problems_resources, "layout": problems_layout}
 
@@ -289,15 +272,7 @@ def test_every_page_was_loaded(site, site_report):
 @pytest.mark.parametrize("check", sorted(CHECKS))
 def test_pages(check, site_report):
     base, reports = site_report
-    _assert_none({p: CHECKS[check](r, base) for p, r in reports.items() if check not in PENDING.get(p, ())},
-                 f"{check} problems")
-
-
-@pytest.mark.xfail(strict=True, reason="API pages of modules in docs/api/pending.txt print docstrings verbatim")
-@pytest.mark.parametrize("page", sorted(PENDING))
-def test_api_page_docstrings_pending(page, site_report):
-    base, reports = site_report
-    _assert_none({page: [x for c in PENDING[page] for x in CHECKS[c](reports[page], base)]}, "pending problems")
+    _assert_none({p: CHECKS[check](r, base) for p, r in reports.items()}, f"{check} problems")
 
 
 _NUMPY_HEADING = re.compile(r"^\s*(Parameters|Returns|Yields|Raises|Attributes|Examples)\n\s*-{5,}\s*$", re.M)
@@ -319,19 +294,18 @@ def literal_block_problems(html: str) -> list[str]:
 
 
 def test_api_pages_show_no_literal_block_docstrings(site):
-    """No API page that is not pending shows a NumPy section heading inside a literal block, and each
-    shows field lists."""
+    """No API page shows a NumPy section heading inside a literal block, and each shows field lists."""
     pages = sorted((site / "api").glob("*.html"))
     assert len(pages) >= 10, pages
     bad, checked = {}, 0
     for page in pages:
-        if f"api/{page.name}" in PENDING or page.name == "index.html":
+        if page.name == "index.html":
             continue
         checked += 1
         found = literal_block_problems(page.read_text())
         if found:
             bad[page.name] = found
-    assert checked >= 1, "every API page is pending"
+    assert checked >= 10, checked
     assert not bad, "API pages show docstrings as literal blocks:\n" + "\n".join(f"{p}: {v[:5]}" for p, v in bad.items())
 
 

@@ -22,8 +22,8 @@ _SMALL = 1e-290  # = reference base._NORM2_SMALL (a literal: Numba freezes globa
 
 @njit(cache=True)
 def norm2_kernel(a):
-    """sqrt(sum a_i^2) without overflow or underflow of the squares (reference: base.norm2): the
-    plain sum when it is a normal number, else the sum of (a_i / max|a|)^2 times max|a|."""
+    """Verified twin of :func:`prirfed.reference.manifolds.base.norm2`: sqrt(sum a_i^2) without overflow or underflow
+    of the squares: the plain sum when it is a normal number, else the sum of (a_i / max|a|)^2 times max|a|."""
     s = 0.0
     for t in a.flat:
         s += t * t
@@ -76,6 +76,8 @@ class BatchRows:
     tolerance; NaN fails it). Rows not cleared by the screens, and every row after a kernel failure,
     are checked by calling the single-point method itself, so acceptance, refusal and message come
     from the same code as in single calls.
+
+    Helper, not a paper formula: the row-by-row contract of the batched methods.
     """
 
     # argument kinds of each batched method: "p" point, "t" tangent at the first point

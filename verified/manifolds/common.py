@@ -8,15 +8,43 @@ __all__ = ["contiguous", "same_n", "KernelMetric"]
 
 
 def contiguous(a) -> np.ndarray:
-    """``a`` as a C-contiguous float64 array, without a copy when it already is one (Numba
-    compiles one specialisation per layout, so wrappers pass kernels C-contiguous arrays only)."""
+    """``a`` as a C-contiguous float64 array, without a copy when it already is one.
+
+    Helper, not a paper formula: Numba compiles one specialisation per layout, so wrappers pass
+    kernels C-contiguous arrays only.
+
+    Parameters
+    ----------
+    a : array_like
+        Any array.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``a`` itself when it is already a C-contiguous float64 ndarray, else a converted copy.
+    """
     if type(a) is np.ndarray and a.dtype == np.float64 and a.flags.c_contiguous:
         return a
     return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def same_n(where: str, *arrays) -> None:
-    """Raise ``ValueError`` unless the stacks have the same length."""
+    """Raise ``ValueError`` unless the stacks have the same length.
+
+    Helper, not a paper formula.
+
+    Parameters
+    ----------
+    where : str
+        Function named in the error message.
+    *arrays : numpy.ndarray
+        Stacks (their first axis is compared).
+
+    Raises
+    ------
+    ValueError
+        If the first axes differ in length.
+    """
     ns = {a.shape[0] for a in arrays}
     if len(ns) != 1:
         raise ValueError(f"{where}: stacks have different lengths {sorted(ns)}")
@@ -30,6 +58,9 @@ class KernelMetric:
     A verified class lists this mixin before its reference class and sets ``_kernels`` to its own
     module (which defines ``inner_kernel``, ``proj_kernel``, ``egrad2rgrad_kernel`` and, optionally,
     ``norm_kernel``; without it the norm is the square root of the inner product).
+
+    Helper, not a paper formula: the metric methods route to the module's kernels, each a verified
+    twin of the reference class's method.
     """
 
     _kernels = None

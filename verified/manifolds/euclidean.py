@@ -27,27 +27,32 @@ __all__ = ["Euclidean", "exp_kernel", "log_kernel", "dist_kernel", "transp_kerne
 
 @njit(cache=True)
 def exp_kernel(x, v):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.exp`."""
     return x + v
 
 
 @njit(cache=True)
 def log_kernel(x, y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.log`."""
     return y - x
 
 
 @njit(cache=True)
 def dist_kernel(x, y):
-    """||x - y||_2 without overflow of the squares (inf only if x - y or its norm overflows)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.dist`: ||x - y||_2 without overflow of
+    the squares (inf only if x - y or its norm overflows)."""
     return norm2_kernel(x - y)
 
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.transp`."""
     return v.copy()
 
 
 @njit(cache=True)
 def exp_batch(X, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.exp`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         out[i] = exp_kernel(X[i], V[i])
@@ -56,6 +61,7 @@ def exp_batch(X, V):
 
 @njit(cache=True)
 def log_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.log`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         out[i] = log_kernel(X[i], Y[i])
@@ -64,6 +70,7 @@ def log_batch(X, Y):
 
 @njit(cache=True)
 def dist_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.dist`, row by row over stacks."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
         out[i] = dist_kernel(X[i], Y[i])
@@ -72,6 +79,8 @@ def dist_batch(X, Y):
 
 @njit(cache=True)
 def transp_batch(X, Y, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.euclidean.Euclidean.transp`, row by row over stacks (row
+    ``i`` of the result is the single-point kernel at row ``i`` of the inputs)."""
     out = np.empty_like(V)
     for i in range(X.shape[0]):
         out[i] = transp_kernel(X[i], Y[i], V[i])
@@ -79,7 +88,8 @@ def transp_batch(X, Y, V):
 
 
 class Euclidean(BatchRows, _ReferenceEuclidean):
-    """R^d; same API as the reference, geometry in Numba; results that overflow raise as there."""
+    """Verified twin of :class:`prirfed.reference.manifolds.euclidean.Euclidean`: R^d; same API as the reference,
+    geometry in Numba; results that overflow raise as there."""
 
     def exp(self, x, v):
         x = self._pt("exp", x)

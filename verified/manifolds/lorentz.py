@@ -59,7 +59,8 @@ _X0_MAX = 3.273390607896142e150  # = reference X0_MAX = 2^500 (a literal: Numba 
 
 @njit(cache=True)
 def minkowski_kernel(u, v):
-    """<u, v>_L = -u_0 v_0 + sum_{i>=1} u_i v_i."""
+    """Verified twin of :func:`prirfed.reference.manifolds.lorentz.minkowski_inner`: <u, v>_L = -u_0 v_0 + sum_{i>=1}
+    u_i v_i."""
     s = 0.0
     for i in range(1, u.shape[0]):
         s += u[i] * v[i]
@@ -68,7 +69,8 @@ def minkowski_kernel(u, v):
 
 @njit(cache=True, inline="always")
 def inner_kernel(x, u, v):
-    """<u, v>_x for u, v in T_x from the space parts (reference: tangent_inner)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.inner`: <u, v>_x for u, v in T_x from the
+    space parts (reference: tangent_inner)."""
     n = x.shape[0]
     n2 = 0.0
     xu = 0.0
@@ -108,7 +110,8 @@ def _norm_scaled(x, u):
 
 @njit(cache=True, inline="always")
 def norm_kernel(x, u):
-    """||u||_x without overflow or underflow of <u, u>_x (reference: tangent_norm)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.norm`: ||u||_x without overflow or underflow
+    of <u, u>_x (reference: tangent_norm)."""
     q = inner_kernel(x, u, u)
     if 1e-290 <= q < math.inf:
         return math.sqrt(q)
@@ -135,6 +138,7 @@ def _finite(a):
 
 @njit(cache=True)
 def proj_kernel(x, w):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.proj`."""
     a = minkowski_kernel(x, w)
     out = np.empty_like(w)
     for i in range(w.shape[0]):
@@ -144,6 +148,7 @@ def proj_kernel(x, w):
 
 @njit(cache=True)
 def egrad2rgrad_kernel(x, g):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.egrad2rgrad`."""
     Jg = g.copy()
     Jg[0] = -Jg[0]
     return proj_kernel(x, Jg)
@@ -151,6 +156,7 @@ def egrad2rgrad_kernel(x, g):
 
 @njit(cache=True)
 def sinhc_kernel(t):
+    """Verified twin of :func:`prirfed.reference.manifolds.lorentz.sinhc`."""
     t = abs(t)
     if t < _THRESHOLD:
         t2 = t * t
@@ -160,6 +166,7 @@ def sinhc_kernel(t):
 
 @njit(cache=True)
 def t_over_sinh_kernel(t):
+    """Verified twin of :func:`prirfed.reference.manifolds.lorentz.t_over_sinh`."""
     t = abs(t)
     if t < _THRESHOLD:
         t2 = t * t
@@ -169,12 +176,14 @@ def t_over_sinh_kernel(t):
 
 @njit(cache=True)
 def chord_to_dist_kernel(q):
+    """Verified twin of :func:`prirfed.reference.manifolds.lorentz.chord_to_dist`."""
     return 2.0 * math.asinh(0.5 * math.sqrt(max(0.0, q)))
 
 
 @njit(cache=True)
 def time_coordinate_kernel(x):
-    """sqrt(1 + ||x_bar||^2) from the space part x[1:] (reference: time_coordinate)."""
+    """Verified twin of :func:`prirfed.reference.manifolds.lorentz.time_coordinate`: sqrt(1 + ||x_bar||^2) from the
+    space part x[1:] (reference: time_coordinate)."""
     s = 0.0
     for i in range(1, x.shape[0]):
         s += x[i] * x[i]
@@ -229,7 +238,8 @@ def _chord_c0_h(x, y):
 
 @njit(cache=True)
 def chord_kernel(x, y):
-    """(c_bar, c_0, h) of c = y - x, h = cosh(dist) - 1 (reference: chord); c_bar has length d."""
+    """Verified twin of :func:`prirfed.reference.manifolds.lorentz.chord`: (c_bar, c_0, h) of c = y - x, h = cosh(dist)
+    - 1 (reference: chord); c_bar has length d."""
     n = x.shape[0]
     cb = np.empty(n - 1)
     for i in range(1, n):
@@ -293,7 +303,8 @@ def _transp_into(x, y, v, out):
 
 @njit(cache=True)
 def exp_kernel(x, v):
-    """cosh(t) x + sinhc(t) v, t = ||v||_x; raises ValueError unless t <= 700 and x_0 <= 2^500 for the result."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.exp`: cosh(t) x + sinhc(t) v, t = ||v||_x;
+    raises ValueError unless t <= 700 and x_0 <= 2^500 for the result."""
     out = np.empty(x.shape[0])
     t = _exp_into(x, v, out)
     if not (t <= 700.0 and out[0] <= _X0_MAX):
@@ -303,7 +314,8 @@ def exp_kernel(x, v):
 
 @njit(cache=True)
 def log_kernel(x, y):
-    """Log_x(y) for x, y in the domain (x_0, y_0 <= 2^500): finite by construction."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.log`: Log_x(y) for x, y in the domain (x_0,
+    y_0 <= 2^500): finite by construction."""
     out = np.empty(x.shape[0])
     log_into(x, y, out)
     return out
@@ -311,13 +323,15 @@ def log_kernel(x, y):
 
 @njit(cache=True)
 def dist_kernel(x, y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.dist`."""
     c0, h = _chord_c0_h(x, y)
     return chord_to_dist_kernel(2.0 * h)
 
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
-    """Parallel transport x -> y; raises ValueError if the result overflows (huge v at far points)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.transp`: Parallel transport x -> y; raises
+    ValueError if the result overflows (huge v at far points)."""
     out = np.empty(x.shape[0])
     _transp_into(x, y, v, out)
     if not _finite(out):
@@ -327,17 +341,20 @@ def transp_kernel(x, y, v):
 
 @njit(cache=True)
 def retr_kernel(x, v):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.retr`."""
     return exp_kernel(x, v)
 
 
 @njit(cache=True)
 def inv_retr_kernel(x, y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.inv_retr`."""
     return log_kernel(x, y)
 
 
 @njit(cache=True)
 def tangent_basis_kernel(x):
-    """Row k-1 is E_k = (x_k, e_k + x_k x_bar / (1 + x_0)): the boost of the origin's e_k."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.tangent_basis`: Row k-1 is E_k = (x_k, e_k +
+    x_k x_bar / (1 + x_0)): the boost of the origin's e_k."""
     d = x.shape[0] - 1
     E = np.empty((d, d + 1))
     den = 1.0 + x[0]
@@ -350,6 +367,7 @@ def tangent_basis_kernel(x):
 
 @njit(cache=True)
 def exp_batch(X, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.exp`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         t = _exp_into(X[i], V[i], out[i])
@@ -360,6 +378,7 @@ def exp_batch(X, V):
 
 @njit(cache=True)
 def log_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.log`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         log_into(X[i], Y[i], out[i])
@@ -368,6 +387,7 @@ def log_batch(X, Y):
 
 @njit(cache=True)
 def dist_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.dist`, row by row over stacks."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
         out[i] = dist_kernel(X[i], Y[i])
@@ -376,6 +396,8 @@ def dist_batch(X, Y):
 
 @njit(cache=True)
 def transp_batch(X, Y, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.lorentz.Lorentz.transp`, row by row over stacks (row ``i``
+    of the result is the single-point kernel at row ``i`` of the inputs)."""
     out = np.empty_like(V)
     for i in range(X.shape[0]):
         _transp_into(X[i], Y[i], V[i], out[i])
@@ -414,9 +436,9 @@ def _fast(a, shape):
 
 
 class Lorentz(BatchRows, KernelMetric, _ReferenceLorentz):
-    """H^d in the hyperboloid model; same API as the reference, geometry in Numba. Where a kernel
-    refuses (a step beyond the domain, an overflow) the reference method is called on the same
-    input, so the refusal carries the reference's message."""
+    """Verified twin of :class:`prirfed.reference.manifolds.lorentz.Lorentz`: H^d in the hyperboloid model; same API as
+    the reference, geometry in Numba. Where a kernel refuses (a step beyond the domain, an overflow) the reference
+    method is called on the same input, so the refusal carries the reference's message."""
 
     # validation: a Numba pre-check accepts inputs that are clearly valid (half the tolerance);
     # everything else goes through the reference check, which decides and writes the message.

@@ -59,7 +59,8 @@ JACOBI_MAX_N = 4  # eigh by cyclic Jacobi up to this size (faster there), LAPACK
 
 @njit(cache=True)
 def sym_kernel(a):
-    """(A + A^T)/2, as A/2 + A^T/2 (the same numbers; no overflow of A + A^T)."""
+    """Verified twin of :func:`prirfed.reference.manifolds.spd.sym`: (A + A^T)/2, as A/2 + A^T/2 (the same numbers; no
+    overflow of A + A^T)."""
     n = a.shape[0]
     out = np.empty((n, n))
     for i in range(n):
@@ -216,8 +217,25 @@ def _jacobi_eigh(a):
 
 @njit(cache=True)
 def eigh_kernel(a):
-    """Symmetric eigendecomposition of sym(a), ascending: Jacobi for n <= JACOBI_MAX_N (fast and
-    accurate for the small matrices of the experiments), LAPACK otherwise."""
+    """Symmetric eigendecomposition of sym(a), ascending.
+
+    Helper, not a paper formula: Jacobi for n <= JACOBI_MAX_N (fast and accurate for the small
+    matrices of the experiments), LAPACK otherwise (on ``a`` scaled by a power of two, exact, since
+    LAPACK fails to converge on entries near the float64 range). The reference's eigensolver is
+    NumPy's ``eigh``; the SPD kernels built on this one are tested equal to the reference.
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        Square matrix (its symmetric part is decomposed).
+
+    Returns
+    -------
+    w : numpy.ndarray
+        Eigenvalues, ascending.
+    q : numpy.ndarray
+        Orthonormal eigenvectors as columns.
+    """
     if a.shape[0] <= JACOBI_MAX_N:
         return _jacobi_eigh(a)
     # LAPACK on a / 2^k (exact scaling; it fails to converge on entries near the float64 range)
@@ -234,7 +252,8 @@ def eigh_kernel(a):
 
 @njit(cache=True)
 def sqrtm_and_invsqrtm_kernel(x):
-    """X^{1/2}, X^{-1/2} from one eigh (reference: sqrtm_and_invsqrtm)."""
+    """Verified twin of :func:`prirfed.reference.manifolds.spd.sqrtm_and_invsqrtm`: X^{1/2}, X^{-1/2} from one eigh
+    (reference: sqrtm_and_invsqrtm)."""
     w, q = eigh_kernel(x)
     r = np.sqrt(w)
     return kdkt_kernel(q, r), kdkt_kernel(q, 1.0 / r)
@@ -248,27 +267,28 @@ def _congruence_eigh(l, d):
 
 @njit(cache=True)
 def inner_kernel(x, u, v):
-    """<U, V>_X = sum((L U L) * (L V L)), L = X^{-1/2}."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.inner`: <U, V>_X = sum((L U L) * (L V L)), L =
+    X^{-1/2}."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
     return np.sum(lal_kernel(l, u) * lal_kernel(l, v))
 
 
 @njit(cache=True)
 def norm_kernel(x, u):
-    """||U||_X = ||X^{-1/2} U X^{-1/2}||_F."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.norm`: ||U||_X = ||X^{-1/2} U X^{-1/2}||_F."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
     return norm2_kernel(lal_kernel(l, u))
 
 
 @njit(cache=True)
 def proj_kernel(x, w):
-    """sym(W)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.proj`: sym(W)."""
     return sym_kernel(w)
 
 
 @njit(cache=True)
 def egrad2rgrad_kernel(x, g):
-    """X sym(G) X."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.egrad2rgrad`: X sym(G) X."""
     return lal_kernel(x, sym_kernel(g))
 
 
@@ -296,9 +316,9 @@ def _is_point(a):
 
 @njit(cache=True)
 def exp_kernel(x, v):
-    """C C^T, C = X^{1/2} P diag(e^{s/2}), X^{-1/2} V X^{-1/2} = P diag(s) P^T. Raises ValueError when
-    s_min < -708 (an eigenvalue underflows), the result overflows or is not positive definite to
-    working accuracy (the reference's result test: lambda_min > 64 n eps lambda_max)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.exp`: C C^T, C = X^{1/2} P diag(e^{s/2}), X^{-1/2} V
+    X^{-1/2} = P diag(s) P^T. Raises ValueError when s_min < -708 (an eigenvalue underflows), the result overflows
+    or is not positive definite to working accuracy (the reference's result test: lambda_min > 64 n eps lambda_max)."""
     out, s_min = _exp_core(x, v)
     if not (s_min >= EXP_ARG_MIN and _is_point(out)):
         _refuse_exp()
@@ -349,7 +369,7 @@ def _log_core(x, y):
 
 @njit(cache=True)
 def log_kernel(x, y):
-    """X^{1/2} P diag(log mu) P^T X^{1/2}."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.log`: X^{1/2} P diag(log mu) P^T X^{1/2}."""
     out, mu_min = _log_core(x, y)
     if not mu_min > 0.0:
         raise ValueError("SPD.log: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
@@ -367,7 +387,7 @@ def _dist_core(x, y):
 
 @njit(cache=True)
 def dist_kernel(x, y):
-    """sqrt(sum_i log^2 mu_i)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.dist`: sqrt(sum_i log^2 mu_i)."""
     d, mu_min = _dist_core(x, y)
     if not mu_min > 0.0:
         raise ValueError("SPD.dist: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
@@ -395,7 +415,8 @@ def _transp_core(x, y, v):
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
-    """E V E^T, E = X^{1/2} M^{1/2} X^{-1/2}; raises ValueError if mu_min <= 0 or the result overflows."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.transp`: E V E^T, E = X^{1/2} M^{1/2} X^{-1/2};
+    raises ValueError if mu_min <= 0 or the result overflows."""
     out, mu_min = _transp_core(x, y, v)
     if not mu_min > 0.0:
         raise ValueError("SPD.transp: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
@@ -406,7 +427,8 @@ def transp_kernel(x, y, v):
 
 @njit(cache=True)
 def retr_kernel(x, v):
-    """X + V + 1/2 V X^{-1} V; raises ValueError if the result overflows or is not positive definite."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.retr`: X + V + 1/2 V X^{-1} V; raises ValueError if
+    the result overflows or is not positive definite."""
     out = sym_kernel(x + v + 0.5 * _mm(v, np.linalg.solve(x, v)))
     if not _is_point(out):
         raise ValueError("SPD.retr: the result overflows or is not positive definite in float64")
@@ -424,7 +446,8 @@ def _inv_retr_core(x, y):
 
 @njit(cache=True)
 def inv_retr_kernel(x, y):
-    """X^{1/2} P diag(eta/(1 + sqrt(1 + eta))) P^T X^{1/2}, 2X^{-1/2}(Y - X)X^{-1/2} = P diag(eta) P^T."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.inv_retr`: X^{1/2} P diag(eta/(1 + sqrt(1 + eta)))
+    P^T X^{1/2}, 2X^{-1/2}(Y - X)X^{-1/2} = P diag(eta) P^T."""
     out, eta_min = _inv_retr_core(x, y)
     if not eta_min > -1.0:
         raise ValueError("SPD.inv_retr: y is outside the image of the retraction (2Y - X not positive definite)")
@@ -433,8 +456,9 @@ def inv_retr_kernel(x, y):
 
 @njit(cache=True)
 def tangent_basis_kernel(x):
-    """E_k = r_i r_i^T (i = j) or (r_i r_j^T + r_j r_i^T)/sqrt(2) (i < j), upper triangle row-major,
-    r_i the columns of X^{1/2}: the same basis, order and signs as the reference."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.tangent_basis`: E_k = r_i r_i^T (i = j) or (r_i
+    r_j^T + r_j r_i^T)/sqrt(2) (i < j), upper triangle row-major, r_i the columns of X^{1/2}: the same basis, order
+    and signs as the reference."""
     r, _ = sqrtm_and_invsqrtm_kernel(x)
     n = x.shape[0]
     out = np.empty((n * (n + 1) // 2, n, n))
@@ -454,6 +478,7 @@ def tangent_basis_kernel(x):
 
 @njit(cache=True)
 def exp_batch(X, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.exp`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         out[i] = exp_kernel(X[i], V[i])
@@ -462,6 +487,7 @@ def exp_batch(X, V):
 
 @njit(cache=True)
 def log_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.log`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         out[i] = log_kernel(X[i], Y[i])
@@ -470,6 +496,7 @@ def log_batch(X, Y):
 
 @njit(cache=True)
 def dist_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.dist`, row by row over stacks."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
         out[i] = dist_kernel(X[i], Y[i])
@@ -478,6 +505,7 @@ def dist_batch(X, Y):
 
 @njit(cache=True)
 def transp_batch(X, Y, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.transp`, row by row over stacks."""
     out = np.empty_like(V)
     for i in range(X.shape[0]):
         out[i] = transp_kernel(X[i], Y[i], V[i])
@@ -487,9 +515,10 @@ def transp_batch(X, Y, V):
 
 
 class SPD(BatchRows, KernelMetric, _ReferenceSPD):
-    """SPD(n) with the affine-invariant metric; same API as the reference, geometry in Numba. Where
-    a kernel refuses (underflow, overflow, a result that is not positive definite, mu_min <= 0) the
-    reference method is called on the same input, so the refusal carries the reference's message."""
+    """Verified twin of :class:`prirfed.reference.manifolds.spd.SPD`: SPD(n) with the affine-invariant metric; same API
+    as the reference, geometry in Numba. Where a kernel refuses (underflow, overflow, a result that is not positive
+    definite, mu_min <= 0) the reference method is called on the same input, so the refusal carries the reference's
+    message."""
 
     def egrad2rgrad(self, x, g):
         x = self._pt("egrad2rgrad", x)

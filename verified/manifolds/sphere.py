@@ -57,7 +57,8 @@ _MAX_STEP = 4503599627370496.0  # = reference base.EXP_MAX_STEP = 2^52
 
 @njit(cache=True)
 def sinc_kernel(t):
-    """sin(t)/t with the Taylor series 1 - t^2/6 + t^4/120 below SINC_SERIES_THRESHOLD (as reference.sinc)."""
+    """Verified twin of :func:`prirfed.reference.manifolds.sphere.sinc`: sin(t)/t with the Taylor series 1 - t^2/6 +
+    t^4/120 below SINC_SERIES_THRESHOLD (as reference.sinc)."""
     t = abs(t)
     if t < _SERIES:
         t2 = t * t
@@ -104,19 +105,19 @@ def _norm_diff_sum(x, y):
 
 @njit(cache=True)
 def inner_kernel(x, u, v):
-    """<u, v>_x = u^T v."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.inner`: <u, v>_x = u^T v."""
     return _dot(u, v)
 
 
 @njit(cache=True)
 def norm_kernel(x, u):
-    """||u||_x = ||u||_2."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.norm`: ||u||_x = ||u||_2."""
     return _norm(u)
 
 
 @njit(cache=True)
 def proj_kernel(x, w):
-    """P_x w = w - (x^T w) x."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.proj`: P_x w = w - (x^T w) x."""
     c = _dot(x, w)
     out = np.empty_like(w)
     for k in range(w.shape[0]):
@@ -126,7 +127,7 @@ def proj_kernel(x, w):
 
 @njit(cache=True)
 def egrad2rgrad_kernel(x, g):
-    """grad f = P_x g."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.egrad2rgrad`: grad f = P_x g."""
     return proj_kernel(x, g)
 
 
@@ -146,7 +147,8 @@ def _exp_into(x, v, out):
 
 @njit(cache=True)
 def exp_kernel(x, v):
-    """Exp_x(v) = cos(t) x + sinc(t) v, t = ||v||; raises ValueError unless t < 2^52 (the domain)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.exp`: Exp_x(v) = cos(t) x + sinc(t) v, t =
+    ||v||; raises ValueError unless t < 2^52 (the domain)."""
     out = np.empty(x.shape[0])
     _exp_into(x, v, out)
     return out
@@ -154,7 +156,7 @@ def exp_kernel(x, v):
 
 @njit(cache=True)
 def dist_kernel(x, y):
-    """2 atan2(||x - y||, ||x + y||)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.dist`: 2 atan2(||x - y||, ||x + y||)."""
     a, b = _norm_diff_sum(x, y)
     return 2.0 * math.atan2(a, b)
 
@@ -198,7 +200,8 @@ def _log_into(x, y, out):
 
 @njit(cache=True)
 def log_kernel(x, y):
-    """theta P_x(y -/+ x)/||P_x(y -/+ x)||, theta = dist(x, y); raises if ||x + y|| <= ANTIPODAL_TOL."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.log`: theta P_x(y -/+ x)/||P_x(y -/+ x)||,
+    theta = dist(x, y); raises if ||x + y|| <= ANTIPODAL_TOL."""
     out = np.empty(x.shape[0])
     _log_into(x, y, out)
     return out
@@ -242,7 +245,8 @@ def _transp_into(x, y, v, out):
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
-    """v - (u^T v)(a u + s x), u = P_x(y -/+ x)/s, s = ||P_x y||, a = 1 - x^T y (reference transp); raises near the antipode."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.transp`: v - (u^T v)(a u + s x), u = P_x(y -/+
+    x)/s, s = ||P_x y||, a = 1 - x^T y (reference transp); raises near the antipode."""
     out = np.empty(x.shape[0])
     _transp_into(x, y, v, out)
     return out
@@ -250,7 +254,8 @@ def transp_kernel(x, y, v):
 
 @njit(cache=True)
 def retr_kernel(x, v):
-    """(x + v)/||x + v||; raises ValueError if ||x + v|| overflows (the norm itself is overflow-free)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.retr`: (x + v)/||x + v||; raises ValueError if
+    ||x + v|| overflows (the norm itself is overflow-free)."""
     n = x.shape[0]
     s = np.empty(n)
     for k in range(n):
@@ -265,7 +270,8 @@ def retr_kernel(x, v):
 
 @njit(cache=True)
 def inv_retr_kernel(x, y):
-    """P_x(y - x)/(x^T y); raises if x^T y <= ANTIPODAL_TOL."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.inv_retr`: P_x(y - x)/(x^T y); raises if x^T y
+    <= ANTIPODAL_TOL."""
     c = _dot(x, y)
     if not c > _ANTI:
         raise ValueError("Sphere.inv_retr_kernel: y is not in the open hemisphere x^T y > 0 reached by retr")
@@ -281,7 +287,8 @@ def inv_retr_kernel(x, y):
 
 @njit(cache=True)
 def tangent_basis_kernel(x):
-    """Rows E_k = e_k - x_k m, m = (x + s e_0)/(1 + s x_0), s = sign(x_0) (bitwise the reference's values)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.tangent_basis`: Rows E_k = e_k - x_k m, m = (x
+    + s e_0)/(1 + s x_0), s = sign(x_0) (bitwise the reference's values)."""
     n = x.shape[0]
     s = 1.0 if x[0] >= 0.0 else -1.0
     m = x.copy()
@@ -300,13 +307,16 @@ def tangent_basis_kernel(x):
 
 @njit(cache=True)
 def exp_batch_into(X, V, out):
-    """exp_batch writing into a caller's buffer (trainers reuse it: a fresh (n, d+1) output costs page faults)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.exp`, row by row over stacks, written into the
+    caller's buffer ``out`` (no allocation). exp_batch writing into a caller's buffer (trainers reuse it: a fresh
+    (n, d+1) output costs page faults)."""
     for i in range(X.shape[0]):
         _exp_into(X[i], V[i], out[i])
 
 
 @njit(cache=True)
 def exp_batch(X, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.exp`, row by row over stacks."""
     out = np.empty(X.shape)
     exp_batch_into(X, V, out)
     return out
@@ -314,12 +324,15 @@ def exp_batch(X, V):
 
 @njit(cache=True)
 def log_batch_into(X, Y, out):
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.log`, row by row over stacks, written into the
+    caller's buffer ``out`` (no allocation)."""
     for i in range(X.shape[0]):
         _log_into(X[i], Y[i], out[i])
 
 
 @njit(cache=True)
 def log_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.log`, row by row over stacks."""
     out = np.empty(X.shape)
     log_batch_into(X, Y, out)
     return out
@@ -327,6 +340,7 @@ def log_batch(X, Y):
 
 @njit(cache=True)
 def dist_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.dist`, row by row over stacks."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
         out[i] = dist_kernel(X[i], Y[i])
@@ -335,12 +349,15 @@ def dist_batch(X, Y):
 
 @njit(cache=True)
 def transp_batch_into(X, Y, V, out):
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.transp`, row by row over stacks, written into
+    the caller's buffer ``out`` (no allocation)."""
     for i in range(X.shape[0]):
         _transp_into(X[i], Y[i], V[i], out[i])
 
 
 @njit(cache=True)
 def transp_batch(X, Y, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.transp`, row by row over stacks."""
     out = np.empty(V.shape)
     transp_batch_into(X, Y, V, out)
     return out
@@ -349,9 +366,9 @@ def transp_batch(X, Y, V):
 
 
 class Sphere(BatchRows, KernelMetric, _ReferenceSphere):
-    """S^d; same API and validation as the reference, geometry in Numba kernels. Where a kernel
-    refuses (antipodes, a step beyond the domain, an overflow), the reference method is called
-    on the same input so that the refusal carries the reference's message."""
+    """Verified twin of :class:`prirfed.reference.manifolds.sphere.Sphere`: S^d; same API and validation as the
+    reference, geometry in Numba kernels. Where a kernel refuses (antipodes, a step beyond the domain, an overflow),
+    the reference method is called on the same input so that the refusal carries the reference's message."""
 
     def exp(self, x, v):
         x = self._pt("exp", x)

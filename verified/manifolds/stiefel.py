@@ -85,7 +85,23 @@ def _pade13_scaled(A):
 
 @njit(cache=True)
 def expm_kernel(A):
-    """Matrix exponential: [13/13] Pade approximant with scaling and squaring (Higham 2005)."""
+    """Matrix exponential: [13/13] Pade approximant with scaling and squaring (Higham (2005)).
+
+    Higham (2005), "The scaling and squaring method for the matrix exponential revisited",
+    Algorithm 2.3. The reference exponentiates skew matrices through an eigendecomposition
+    (:func:`prirfed.reference.manifolds.stiefel.expm_skew`); the Stiefel kernels built on this one
+    are tested equal to it.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        Square matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`e^A`.
+    """
     F, sq = _pade13_scaled(A)
     for _ in range(sq):
         F = _mm(F, F)
@@ -418,33 +434,35 @@ def _reduced_log(Z, p):
 # ---------------------------------------------------------------------- metric
 @njit(cache=True)
 def inner_kernel(x, u, v):
-    """<U, V>_X = tr(U^T V)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.inner`: <U, V>_X = tr(U^T V)."""
     return np.sum(u * v)
 
 
 @njit(cache=True)
 def norm_kernel(x, u):
-    """||U||_X = ||U||_F without overflow or underflow of the squares (reference: base.norm2)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.norm`: ||U||_X = ||U||_F without overflow or
+    underflow of the squares (reference: base.norm2)."""
     return norm2_kernel(u)
 
 
 @njit(cache=True)
 def proj_kernel(x, w):
-    """P_X(W) = W - X sym(X^T W)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`: P_X(W) = W - X sym(X^T W)."""
     return w - _mm(x, _sym(_tmm(x, w)))
 
 
 @njit(cache=True)
 def egrad2rgrad_kernel(x, g):
-    """grad f(X) = P_X(egrad)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.egrad2rgrad`: grad f(X) = P_X(egrad)."""
     return g - _mm(x, _sym(_tmm(x, g)))
 
 
 # ---------------------------------------------------------------------- exp / log / dist
 @njit(cache=True)
 def exp_kernel(x, v):
-    """Exp_X(V) = [X, Q] expm([[2A, -R^T], [R, 0]]) [I; 0] expm(-A) (EAS (2.14), see the note).
-    Domain ||V||_F < 2^52; raises ValueError outside it or if the result is not on St(n, p)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.exp`: Exp_X(V) = [X, Q] expm([[2A, -R^T],
+    [R, 0]]) [I; 0] expm(-A) (EAS (2.14), see the note). Domain ||V||_F < 2^52; raises ValueError outside it or if
+    the result is not on St(n, p)."""
     n, p = x.shape
     if not norm2_kernel(v) < _MAX_STEP:
         _refuse_exp()
@@ -474,7 +492,8 @@ def log_core(x, y):
 
 @njit(cache=True)
 def log_kernel(x, y):
-    """Log_X(Y); raises ValueError when Newton does not converge or the geodesic is >= pi long."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.log`: Log_X(Y); raises ValueError when
+    Newton does not converge or the geodesic is >= pi long."""
     V, res, it, length = log_core(x, y)
     if not res <= LOG_TOL:
         raise ValueError("Stiefel.log: Newton iteration on Exp did not converge (residual, iterations)", res, it)
@@ -485,15 +504,16 @@ def log_kernel(x, y):
 
 @njit(cache=True)
 def dist_kernel(x, y):
-    """dist(X, Y) = ||Log_X(Y)||_F."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.dist`: dist(X, Y) = ||Log_X(Y)||_F."""
     V = log_kernel(x, y)
     return np.sqrt(np.sum(V * V))
 
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
-    """Projection vector transport P_Y(V) = V - Y sym(Y^T V) (fused loops, one allocation); raises
-    ValueError if the result overflows (V near the float64 range)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.transp`: Projection vector transport P_Y(V)
+    = V - Y sym(Y^T V) (fused loops, one allocation); raises ValueError if the result overflows (V near the float64
+    range)."""
     n, p = y.shape
     S = np.zeros((p, p))
     for l in range(n):
@@ -524,10 +544,10 @@ def transp_kernel(x, y, v):
 # ---------------------------------------------------------------------- retractions
 @njit(cache=True)
 def retr_polar_kernel(x, v):
-    """(X + V)(I + V^T V)^{-1/2} by one eigh, evaluated as W (I/m^2 + (V/m)^T(V/m))^{-1/2}, W = (X + V)/m,
-    m the smallest power of two >= max(1, max|V|) (reference: Stiefel._polar; the same numbers where
-    the printed form does not overflow). Raises ValueError if the result is not finite or not on
-    St(n, p) within the point tolerance."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.retr_polar`: (X + V)(I + V^T V)^{-1/2} by
+    one eigh, evaluated as W (I/m^2 + (V/m)^T(V/m))^{-1/2}, W = (X + V)/m, m the smallest power of two >= max(1,
+    max|V|) (reference: Stiefel._polar; the same numbers where the printed form does not overflow). Raises
+    ValueError if the result is not finite or not on St(n, p) within the point tolerance."""
     p = x.shape[1]
     m = 0.0
     for t in v.flat:
@@ -575,6 +595,7 @@ def inv_retr_polar_core(x, y):
 
 @njit(cache=True)
 def inv_retr_polar_kernel(x, y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.inv_retr_polar`."""
     V, status, val = inv_retr_polar_core(x, y)
     if status == 1:
         raise ValueError("Stiefel.inv_retr_polar: the Lyapunov equation is singular (sep)", val)
@@ -585,20 +606,21 @@ def inv_retr_polar_kernel(x, y):
 
 @njit(cache=True)
 def retr_kernel(x, v):
-    """The class retraction: polar."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.retr`: The class retraction: polar."""
     return retr_polar_kernel(x, v)
 
 
 @njit(cache=True)
 def inv_retr_kernel(x, y):
-    """Inverse of retr_kernel (inverse polar retraction)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.inv_retr`: Inverse of retr_kernel (inverse
+    polar retraction)."""
     return inv_retr_polar_kernel(x, y)
 
 
 @njit(cache=True)
 def retr_qr_kernel(x, v):
-    """qf(X + V) with diag(R) > 0 (Householder with power-of-two scaling of far-out input, so that
-    the factor is computed for every finite X + V)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.retr_qr`: qf(X + V) with diag(R) > 0
+    (Householder with power-of-two scaling of far-out input, so that the factor is computed for every finite X + V)."""
     Q, d = _householder_qr(x + v, x.shape[1])
     for j in range(Q.shape[1]):
         if d[j] < 0:
@@ -633,6 +655,7 @@ def inv_retr_qr_core(x, y):
 
 @njit(cache=True)
 def inv_retr_qr_kernel(x, y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.inv_retr_qr`."""
     V, status, j, val = inv_retr_qr_core(x, y)
     if status == 1:
         raise ValueError("Stiefel.inv_retr_qr: a leading block of X^T Y is singular (index, sigma_min)", j, val)
@@ -653,7 +676,8 @@ def orth_complement_kernel(x):
 
 @njit(cache=True)
 def tangent_basis_kernel(x):
-    """Same basis, order and signs as the reference tangent_basis."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.tangent_basis`: Same basis, order and signs
+    as the reference tangent_basis."""
     n, p = x.shape
     dim = n * p - p * (p + 1) // 2
     Xp = orth_complement_kernel(x)
@@ -675,6 +699,7 @@ def tangent_basis_kernel(x):
 # ---------------------------------------------------------------------- batched
 @njit(cache=True)
 def exp_batch(X, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.exp`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         out[i] = exp_kernel(np.ascontiguousarray(X[i]), np.ascontiguousarray(V[i]))
@@ -683,6 +708,7 @@ def exp_batch(X, V):
 
 @njit(cache=True)
 def log_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.log`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
         out[i] = log_kernel(np.ascontiguousarray(X[i]), np.ascontiguousarray(Y[i]))
@@ -691,6 +717,7 @@ def log_batch(X, Y):
 
 @njit(cache=True)
 def dist_batch(X, Y):
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.dist`, row by row over stacks."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
         out[i] = dist_kernel(np.ascontiguousarray(X[i]), np.ascontiguousarray(Y[i]))
@@ -699,6 +726,8 @@ def dist_batch(X, Y):
 
 @njit(cache=True)
 def transp_batch(X, Y, V):
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.transp`, row by row over stacks (row ``i``
+    of the result is the single-point kernel at row ``i`` of the inputs)."""
     out = np.empty_like(V)
     for i in range(X.shape[0]):
         out[i] = transp_kernel(np.ascontiguousarray(X[i]), np.ascontiguousarray(Y[i]), np.ascontiguousarray(V[i]))
@@ -708,9 +737,10 @@ def transp_batch(X, Y, V):
 
 
 class Stiefel(BatchRows, KernelMetric, _ReferenceStiefel):
-    """St(n, p) with the Euclidean metric; same API as the reference, geometry in Numba. Where a
-    kernel refuses (a step beyond the domain, a result off the manifold, an overflow) the reference
-    method is called on the same input, so the refusal carries the reference's message."""
+    """Verified twin of :class:`prirfed.reference.manifolds.stiefel.Stiefel`: St(n, p) with the Euclidean metric; same
+    API as the reference, geometry in Numba. Where a kernel refuses (a step beyond the domain, a result off the
+    manifold, an overflow) the reference method is called on the same input, so the refusal carries the reference's
+    message."""
 
     def exp(self, x, v):
         x = self._pt("exp", x)

@@ -7,11 +7,11 @@ access. These subclasses keep every formula of their reference class and only ch
 in what order it is evaluated; the per-sample gradients, weights, data and validation are the
 reference's, so every trainer (reference or verified) accepts them.
 
-- :class:`CachedSpherePCA` (002 (4) / 000 (6.1)): A = sum_i p_i (c_i / N_i) Z_i^T Z_i, its
+- :class:`CachedSpherePCA` (Li and Ma (2023) (4) / Huang et al. (2024) (6.1)): A = sum_i p_i (c_i / N_i) Z_i^T Z_i, its
   eigenvalues and x* computed once; f(x) = -x^T A x, grad f(x) = P_x(-2 A x);
-- :class:`CachedStiefelKPCA` (002 (3)): A = sum_i p_i A_i, eigenvalues and X* once;
+- :class:`CachedStiefelKPCA` (Li and Ma (2023) (3)): A = sum_i p_i A_i, eigenvalues and X* once;
   f(X) = -(1/2) tr(X^T A X), grad f(X) = P_X(-A X);
-- :class:`BatchedHSP` (000 (6.3)): f(x) = sum_ij a_ij dist^2(x, y_ij), a_ij = p_i alpha_ij(w) / N_i,
+- :class:`BatchedHSP` (Huang et al. (2024) (6.3)): f(x) = sum_ij a_ij dist^2(x, y_ij), a_ij = p_i alpha_ij(w) / N_i,
   grad f(x) = -2 sum_ij a_ij Log_x(y_ij) with the row-wise Lorentz formulas of
   :mod:`prirfed.reference.manifolds.lorentz_rows`, and the optimum's Newton started at the data point
   of least f found from one pairwise-distance matrix (instead of one evaluation per point).
@@ -35,7 +35,11 @@ __all__ = ["CachedSpherePCA", "CachedStiefelKPCA", "BatchedHSP", "CachedOptimum"
 
 class CachedOptimum:
     """Mixin (listed before a reference problem class): A, its eigenvalues and the optimum computed
-    once by the parent class and returned from then on (copies, so callers cannot alter the cache)."""
+    once by the parent class and returned from then on (copies, so callers cannot alter the cache).
+
+    Helper, not a paper formula: a cache in front of the parent class's ``A``, ``eigenvalues`` and
+    ``optimum``.
+    """
 
     _cache: dict
 
@@ -57,10 +61,10 @@ class CachedOptimum:
 
 
 class CachedSpherePCA(CachedOptimum, SpherePCA):
-    """:class:`SpherePCA` with A, eigenvalues and optimum computed once, and the global f and
-    grad f through the cached A (one d x d product instead of a Python loop over n agents):
-    ``SpherePCA.A`` = sum_i p_i (c_i / N_i) Z_i^T Z_i, so f(x) = -x^T A x and the Euclidean
-    gradient is -2 A x (the per-agent forms summed with the weights p_i)."""
+    """Verified twin of :class:`prirfed.reference.problems.sphere_pca.SpherePCA`: :class:`SpherePCA` with A,
+    eigenvalues and optimum computed once, and the global f and grad f through the cached A (one d x d product
+    instead of a Python loop over n agents): ``SpherePCA.A`` = sum_i p_i (c_i / N_i) Z_i^T Z_i, so f(x) = -x^T A x
+    and the Euclidean gradient is -2 A x (the per-agent forms summed with the weights p_i)."""
 
     def _f(self, x) -> float:
         return -float(x @ (self.A @ x))
@@ -70,8 +74,9 @@ class CachedSpherePCA(CachedOptimum, SpherePCA):
 
 
 class CachedStiefelKPCA(CachedOptimum, StiefelKPCA):
-    """:class:`StiefelKPCA` with A, eigenvalues and optimum computed once, and the global f and
-    grad f through the cached A = sum_i p_i A_i: f(X) = -(1/2) tr(X^T A X), Euclidean gradient -A X."""
+    """Verified twin of :class:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA`: :class:`StiefelKPCA` with A,
+    eigenvalues and optimum computed once, and the global f and grad f through the cached A = sum_i p_i A_i: f(X) =
+    -(1/2) tr(X^T A X), Euclidean gradient -A X."""
 
     def _f(self, x) -> float:
         return -0.5 * float(np.sum(x * (self.A @ x)))
@@ -81,14 +86,12 @@ class CachedStiefelKPCA(CachedOptimum, StiefelKPCA):
 
 
 class BatchedHSP(HyperbolicStructuredPrediction):
-    """Problem (6.3) of 000, :class:`HyperbolicStructuredPrediction` unchanged, except that the global
-    objective f and its gradient are evaluated over all samples at once, and :meth:`optimum` starts
-    Newton from the data point of least f found by one batched pairwise-distance matrix instead of
-    one evaluation per point (the parent takes ~90 s on the mammal data, most of it to pick that start).
-
-    f(x) = sum_ij a_ij dist^2(x, y_ij), a_ij = p_i alpha_ij(w) / N_i;
-    grad f(x) = sum_ij a_ij 2 dist(x, y_ij) grad dist(., y_ij)(x) = -2 sum_ij a_ij Log_x(y_ij).
-    """
+    """Verified twin of :class:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction`: Problem (6.3) of Huang
+    et al. (2024), :class:`HyperbolicStructuredPrediction` unchanged, except that the global objective f and its
+    gradient are evaluated over all samples at once, and :meth:`optimum` starts Newton from the data point of least
+    f found by one batched pairwise-distance matrix instead of one evaluation per point (the parent takes ~90 s on
+    the mammal data, most of it to pick that start). f(x) = sum_ij a_ij dist^2(x, y_ij), a_ij = p_i alpha_ij(w) /
+    N_i; grad f(x) = sum_ij a_ij 2 dist(x, y_ij) grad dist(., y_ij)(x) = -2 sum_ij a_ij Log_x(y_ij)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

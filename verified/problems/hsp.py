@@ -6,7 +6,7 @@ gradients go through ``@njit(cache=True)`` kernels (no fastmath) built on the ve
 ``log_kernel``, which the fused trainer loops (:mod:`prirfed.verified.trainers`) call directly:
 
 - ``hsp_rgrad_kernel(x, y, a)``: grad f_ij(x) = -2 a Log_x(y), a = alpha_ij(w), y = y_ij
-  (000 section 6.3 with the sign corrected: ``proofs_notes/problem_hsp.md``);
+  (Huang et al. (2024) section 6.3 with the sign corrected: ``proofs_notes/problem_hsp.md``);
 - ``hsp_rgrad_batch_kernel(x, Y, J, A)``: the rows Y[J[k]] with scales A[J[k]], stacked.
 
 Equivalence tests: ``tests/verified/test_verified_problems_hsp.py``; note ``proofs_notes/verified_trainers.md``.
@@ -27,7 +27,9 @@ __all__ = ["HyperbolicStructuredPrediction", "hsp_rgrad_kernel", "hsp_rgrad_batc
 
 @njit(cache=True)
 def hsp_rgrad_kernel(x, y, a):
-    """grad f_ij(x) = -2 alpha_ij Log_x(y_ij) (the reference expression, same order: (-2 a) * Log)."""
+    """Verified twin of :meth:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction.rgrad_ij`: Takes the
+    sample's data directly (no validation). grad f_ij(x) = -2 alpha_ij Log_x(y_ij) (the reference expression, same
+    order: (-2 a) * Log)."""
     s = -2.0 * a
     L = log_kernel(x, y)
     out = np.empty(x.shape[0])
@@ -38,7 +40,8 @@ def hsp_rgrad_kernel(x, y, a):
 
 @njit(cache=True)
 def hsp_rgrad_batch_kernel(x, Y, J, A):
-    """Row k = hsp_rgrad_kernel(x, Y[J[k]], A[J[k]])."""
+    """Verified twin of :meth:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction.rgrad_batch`: Takes the
+    agent's data and the index array ``J`` directly (no validation). Row k = hsp_rgrad_kernel(x, Y[J[k]], A[J[k]])."""
     out = np.empty((J.shape[0], x.shape[0]))
     for k in range(J.shape[0]):
         out[k] = hsp_rgrad_kernel(x, Y[J[k]], A[J[k]])
@@ -50,8 +53,8 @@ def _c(a):
 
 
 class HyperbolicStructuredPrediction(_ReferenceHSP):
-    """Reference :class:`~prirfed.reference.problems.hsp.HyperbolicStructuredPrediction` with Numba
-    gradients and the verified :class:`~prirfed.verified.manifolds.lorentz.Lorentz` as manifold."""
+    """Verified twin of :class:`prirfed.reference.problems.hsp.HyperbolicStructuredPrediction`, with Numba gradients
+    and the verified :class:`~prirfed.verified.manifolds.lorentz.Lorentz` as manifold."""
 
     def __init__(self, W, Y, w, gamma: float, v_bar: float, kernel: str = "gaussian"):
         super().__init__(W, Y, w, gamma, v_bar, kernel)

@@ -6,7 +6,7 @@ validation (the class subclasses the reference one); the Riemannian gradients go
 n <= 4), which the fused trainer loop (:mod:`prirfed.verified.trainers.prirfed`) calls directly:
 
 - ``spd_frechet_rgrad_kernel(X, Z, c)``: grad f_ij(X) = -2 c X^{1/2} log(X^{-1/2} Z X^{-1/2}) X^{1/2}
-  = -2 c Log_X(Z) (000 section 6.2), the same formula as the reference ``_rgrad_ij`` (one eigh
+  = -2 c Log_X(Z) (Huang et al. (2024) section 6.2), the same formula as the reference ``_rgrad_ij`` (one eigh
   of X, one of the whitened sample, symmetrised products); raises ``ValueError`` if the whitened
   sample has an eigenvalue <= 0 in floating point (the reference would return NaN);
 - ``spd_frechet_rgrad_batch_kernel(X, Z, J, c)``: the samples Z[J[k]], stacked;
@@ -31,7 +31,9 @@ __all__ = ["SPDFrechetMean", "spd_frechet_rgrad_kernel", "spd_frechet_rgrad_batc
 
 @njit(cache=True)
 def spd_frechet_rgrad_kernel(X, Z, c):
-    """-2 c sym(X^{1/2} L X^{1/2}), L = U diag(log lam) U^T, X^{-1/2} Z X^{-1/2} = U diag(lam) U^T."""
+    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_ij`: Takes the sample's data
+    directly (no validation). -2 c sym(X^{1/2} L X^{1/2}), L = U diag(log lam) U^T, X^{-1/2} Z X^{-1/2} = U
+    diag(lam) U^T."""
     Xh, Xmh = sqrtm_and_invsqrtm_kernel(X)
     lam, U = eigh_kernel(lal_kernel(Xmh, Z))
     if not lam[0] > 0.0:
@@ -42,7 +44,8 @@ def spd_frechet_rgrad_kernel(X, Z, c):
 
 @njit(cache=True)
 def spd_frechet_rgrad_batch_kernel(X, Z, J, c):
-    """Entry k = spd_frechet_rgrad_kernel(X, Z[J[k]], c)."""
+    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_batch`: Takes the agent's
+    data and the index array ``J`` directly (no validation). Entry k = spd_frechet_rgrad_kernel(X, Z[J[k]], c)."""
     n = X.shape[0]
     out = np.empty((J.shape[0], n, n))
     for k in range(J.shape[0]):
@@ -52,7 +55,8 @@ def spd_frechet_rgrad_batch_kernel(X, Z, J, c):
 
 @njit(cache=True)
 def spd_frechet_rgrad_mean_kernel(X, Z, c):
-    """sym((1/N_i) sum_j grad f_ij(X)) (the reference's base-class form, proj = sym on SPD)."""
+    """Verified twin of :meth:`prirfed.reference.problems.spd_frechet.SPDFrechetMean.rgrad_i`: Takes the agent's data
+    directly (no validation). sym((1/N_i) sum_j grad f_ij(X)) (the reference's base-class form, proj = sym on SPD)."""
     n = X.shape[0]
     g = np.zeros((n, n))
     for j in range(Z.shape[0]):
@@ -65,8 +69,8 @@ def _c(a):
 
 
 class SPDFrechetMean(_ReferenceSPDFrechetMean):
-    """Reference :class:`~prirfed.reference.problems.spd_frechet.SPDFrechetMean` with Numba
-    gradients and the verified :class:`~prirfed.verified.manifolds.spd.SPD` as manifold."""
+    """Verified twin of :class:`prirfed.reference.problems.spd_frechet.SPDFrechetMean`, with Numba gradients
+    and the verified :class:`~prirfed.verified.manifolds.spd.SPD` as manifold."""
 
     def __init__(self, Z, c: float = 1.0):
         super().__init__(Z, c)

@@ -6,7 +6,7 @@ and validation (the class subclasses the reference one); the Riemannian gradient
 (:mod:`prirfed.verified.trainers.prirfed`) calls directly:
 
 - ``sphere_pca_rgrad_kernel(x, z, c)``: grad f_ij(x) = -2 c (z^T x)(z - (z^T x) x)
-  (001 section 5.1; 000 (6.1) with c = 1), for one sample row z;
+  (Han et al. (2024) section 5.1; Huang et al. (2024) (6.1) with c = 1), for one sample row z;
 - ``sphere_pca_rgrad_batch_kernel(x, Z, J, c)``: the rows z = Z[J[k]], stacked;
 - ``sphere_pca_rgrad_mean_kernel(x, Z, c)``: grad f_i(x) = P_x(-(2c/N_i) Z^T (Z x)).
 
@@ -28,7 +28,8 @@ __all__ = ["SpherePCA", "sphere_pca_rgrad_kernel", "sphere_pca_rgrad_batch_kerne
 
 @njit(cache=True)
 def sphere_pca_rgrad_kernel(x, z, c):
-    """grad f_ij(x) = (I - x x^T)(-2 c (z^T x) z) = -2 c a (z - a x), a = z^T x."""
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_ij`: Takes the sample's data
+    directly (no validation). grad f_ij(x) = (I - x x^T)(-2 c (z^T x) z) = -2 c a (z - a x), a = z^T x."""
     n = x.shape[0]
     a = 0.0
     for k in range(n):
@@ -42,7 +43,8 @@ def sphere_pca_rgrad_kernel(x, z, c):
 
 @njit(cache=True)
 def sphere_pca_rgrad_batch_kernel(x, Z, J, c):
-    """Row k = sphere_pca_rgrad_kernel(x, Z[J[k]], c)."""
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_batch`: Takes the agent's data and
+    the index array ``J`` directly (no validation). Row k = sphere_pca_rgrad_kernel(x, Z[J[k]], c)."""
     out = np.empty((J.shape[0], x.shape[0]))
     for k in range(J.shape[0]):
         out[k] = sphere_pca_rgrad_kernel(x, Z[J[k]], c)
@@ -51,7 +53,9 @@ def sphere_pca_rgrad_batch_kernel(x, Z, J, c):
 
 @njit(cache=True)
 def sphere_pca_rgrad_mean_kernel(x, Z, c):
-    """grad f_i(x) = g - (x^T g) x with g = -(2c/N_i) Z^T (Z x) (the reference's vectorised form)."""
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_i`: Takes the agent's data
+    directly (no validation). grad f_i(x) = g - (x^T g) x with g = -(2c/N_i) Z^T (Z x) (the reference's vectorised
+    form)."""
     N, n = Z.shape
     g = np.zeros(n)
     for j in range(N):
@@ -75,7 +79,7 @@ def _c(a):
 
 
 class SpherePCA(_ReferenceSpherePCA):
-    """Reference :class:`~prirfed.reference.problems.sphere_pca.SpherePCA` with Numba gradients
+    """Verified twin of :class:`prirfed.reference.problems.sphere_pca.SpherePCA`, with Numba gradients
     and the verified :class:`~prirfed.verified.manifolds.sphere.Sphere` as manifold."""
 
     def __init__(self, Z, paper: str = "000"):

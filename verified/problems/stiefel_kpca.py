@@ -1,6 +1,6 @@
 """Verified twin of :mod:`prirfed.reference.problems.stiefel_kpca` (Numba kPCA gradients on St(d, r)).
 
-Mirrors ``reference/problems/stiefel_kpca.py`` (002 problem (3)): same constructor, data, A_i,
+Mirrors ``reference/problems/stiefel_kpca.py`` (Li and Ma (2023) problem (3)): same constructor, data, A_i,
 scalings c_i = N_i / 2, weights p_i and validation (the class subclasses the reference one); the
 Riemannian gradients go through ``@njit(cache=True)`` kernels (no fastmath), which the fused Stiefel
 trainer loops (:mod:`prirfed.verified.trainers.geometry_stiefel`) call directly. All three project a
@@ -30,7 +30,8 @@ __all__ = ["StiefelKPCA", "stiefel_kpca_rgrad_kernel", "stiefel_kpca_rgrad_batch
 
 @njit(cache=True)
 def stiefel_proj_kernel(X, G):
-    """P_X(G) = G - X sym(X^T G) (reference: StiefelKPCA._rgrad_ij / _rgrad_i, Stiefel.proj)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`: P_X(G) = G - X sym(X^T G) (reference:
+    StiefelKPCA._rgrad_ij / _rgrad_i, Stiefel.proj)."""
     out = G.copy()
     stiefel_proj_into(X, out)
     return out
@@ -38,7 +39,8 @@ def stiefel_proj_kernel(X, G):
 
 @njit(cache=True, inline="always")
 def stiefel_proj_into(X, out):
-    """out <- P_X(out) = out - X sym(X^T out), in place (the fused loops' Stiefel noise; reference:
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.proj`: In place: ``out`` is overwritten with
+    its projection. out <- P_X(out) = out - X sym(X^T out), in place (the fused loops' Stiefel noise; reference:
     Stiefel.proj)."""
     d, r = X.shape
     S = np.zeros((r, r))
@@ -60,7 +62,9 @@ def stiefel_proj_into(X, out):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_kernel(X, z, c):
-    """grad f_ij(X) = P_X(G), G = -2 c z (z^T X) the Euclidean gradient of f_ij = -c ||X^T z||^2."""
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_ij`: Takes the sample's data
+    directly (no validation). grad f_ij(X) = P_X(G), G = -2 c z (z^T X) the Euclidean gradient of f_ij = -c ||X^T
+    z||^2."""
     d, r = X.shape
     b = np.zeros(r)
     for l in range(d):
@@ -76,7 +80,8 @@ def stiefel_kpca_rgrad_kernel(X, z, c):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_batch_kernel(X, Z, J, c):
-    """Entry k = stiefel_kpca_rgrad_kernel(X, Z[J[k]], c)."""
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_batch`: Takes the agent's data
+    and the index array ``J`` directly (no validation). Entry k = stiefel_kpca_rgrad_kernel(X, Z[J[k]], c)."""
     d, r = X.shape
     out = np.empty((J.shape[0], d, r))
     for k in range(J.shape[0]):
@@ -86,9 +91,10 @@ def stiefel_kpca_rgrad_batch_kernel(X, Z, J, c):
 
 @njit(cache=True)
 def stiefel_kpca_rgrad_mean_kernel(X, A):
-    """grad f_i(X) = P_X(-A_i X) (002 (3): f_i = -(1/2) tr(X^T A_i X), nabla f_i = -A_i X). The product
-    is one BLAS dgemm (np.dot in Numba), as the reference's ``-A_i @ X``: this O(d^2 r) product is the
-    cost of a local step at 002's sizes (d = 200, 784)."""
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_i`: Takes the agent's data
+    directly (no validation). grad f_i(X) = P_X(-A_i X) (Li and Ma (2023) (3): f_i = -(1/2) tr(X^T A_i X), nabla f_i
+    = -A_i X). The product is one BLAS dgemm (np.dot in Numba), as the reference's ``-A_i @ X``: this O(d^2 r)
+    product is the cost of a local step at the sizes of Li and Ma (2023) (d = 200, 784)."""
     return stiefel_proj_kernel(X, -np.dot(np.ascontiguousarray(A), np.ascontiguousarray(X)))
 
 
@@ -97,7 +103,7 @@ def _c(a):
 
 
 class StiefelKPCA(_ReferenceStiefelKPCA):
-    """Reference :class:`~prirfed.reference.problems.stiefel_kpca.StiefelKPCA` with Numba gradients
+    """Verified twin of :class:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA`, with Numba gradients
     and the verified :class:`~prirfed.verified.manifolds.stiefel.Stiefel` as manifold."""
 
     def __init__(self, Z, r: int, weights: str = "uniform"):

@@ -12,7 +12,7 @@ no data. :func:`fused_settings_only` refuses the settings no loop implements.
 code (f, ||grad f|| and the error to the optimum at each recorded round).
 
 Mirrors the data layout of ``reference/problems/*.py`` (agents' samples in agent order, the pooled
-order of 001's trainers) and ``History`` of ``reference/trainers/base.py``.
+order of Han et al. (2024)'s trainers) and ``History`` of ``reference/trainers/base.py``.
 Proofs note: ``proofs_notes/verified_trainers.md``.
 """
 
@@ -53,6 +53,8 @@ class FusedArrays(NamedTuple):
     mean c, HSP alpha_ij(w), Stiefel kPCA c_i); ``offsets`` (N,): the first row of each agent;
     ``sizes`` (N,): N_i; ``A`` (N, d, d): the agents' A_i = Z_i^T Z_i on Stiefel kPCA (only if
     asked), empty otherwise; ``ps`` (N,): the weights p_i.
+
+    Helper, not a paper formula: the arrays of a problem, in the layout the loops read.
     """
 
     dims: object
@@ -87,7 +89,32 @@ def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays
     """The :class:`FusedArrays` of a supported (problem, maps) pair, else ``ValueError`` naming
     ``where``. ``maps="retraction"`` is fused on the sphere and on Stiefel (polar pair).
     ``matrices=True`` adds Stiefel kPCA's A_i (stacked once, kept with the arrays). Built on the
-    first call and kept on the problem object (a later call with the same data is free)."""
+    first call and kept on the problem object (a later call with the same data is free).
+
+    Helper, not a paper formula: data layout for the compiled loops.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem.
+    maps : str, optional
+        ``"exp"`` (Exp/Log) or ``"retraction"``.
+    matrices : bool, optional
+        Pass the per-agent matrices :math:`A_i`.
+
+    Returns
+    -------
+    FusedArrays
+        The geometry and the arrays.
+
+    Raises
+    ------
+    ValueError
+        If ``maps`` is unknown, the problem is not a supported class, or ``maps="retraction"`` is asked
+        for SPD or Lorentz.
+    """
     if maps not in ("exp", "retraction"):
         raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
     cache = problem.__dict__.get(_CACHE) if hasattr(problem, "__dict__") else None
@@ -126,7 +153,20 @@ def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays
 def history_optimum(problem) -> np.ndarray:
     """x* as a flat vector for the compiled history's error (reference: trainers.base.error_to_optimum):
     Stiefel kPCA's optimal subspace basis (the one ``angles_to_optimum`` uses), else ``problem.x_star``;
-    empty (error NaN) when unknown. Computed by the problem, once, as the reference does."""
+    empty (error NaN) when unknown. Computed by the problem, once, as the reference does.
+
+    Helper, not a paper formula: the optimum as the history needs it.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem.
+
+    Returns
+    -------
+    numpy.ndarray
+        The optimum, flat, or an empty array.
+    """
     if isinstance(problem, StiefelKPCA):
         if getattr(problem, "_X_star", None) is None:
             problem._X_star = problem.optimum()
@@ -140,7 +180,33 @@ def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", ka
     """Refuse, with a ValueError naming the reference module to use instead, the settings the fused
     loops do not implement (``karcher=False``: the Karcher aggregation) and a ``rng`` that is not a
     ``numpy.random.Generator`` (``rng=None``: the trainer draws nothing). Returns the aggregation
-    code. (Which maps are fused depends on the problem: :func:`problem_arrays` decides.)"""
+    code. (Which maps are fused depends on the problem: :func:`problem_arrays` decides.)
+
+    Helper, not a paper formula: argument checks.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    reference : str
+        The reference module named in the error message.
+    rng : numpy.random.Generator or None, optional
+        The caller's Generator (``None``: the trainer draws nothing).
+    aggregation : str, optional
+        ``"tangent"`` or ``"karcher"``.
+    karcher : bool, optional
+        Whether the caller fuses the Karcher aggregation.
+
+    Returns
+    -------
+    int
+        The aggregation code.
+
+    Raises
+    ------
+    ValueError
+        If ``aggregation`` is unknown or not fused here, or ``rng`` is not a Generator.
+    """
     if aggregation not in ("tangent", "karcher"):
         raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
     if aggregation == "karcher" and not karcher:
@@ -152,14 +218,55 @@ def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", ka
 
 
 def flat_start(M, x0, where) -> np.ndarray:
-    """x0 checked on the manifold ``M`` (the reference's check, its error) as a flat C-contiguous float64 vector."""
+    """x0 checked on the manifold ``M`` (the reference's check, its error) as a flat C-contiguous float64 vector.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    M : Manifold
+        The manifold.
+    x0 : numpy.ndarray
+        Start point, flat.
+    where : str
+        Function named in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The checked start point, flat.
+
+    Raises
+    ------
+    ValueError
+        As ``M.check_point``.
+    """
     x = M.check_point(x0, where=where)
     return np.ascontiguousarray(x, dtype=np.float64).ravel()
 
 
 def history_of(problem, rounds, H, R) -> History:
     """The reference ``History`` from a loop's records: ``H`` (rows: f, ||grad f||, error) at
-    ``rounds``, and the iterates ``R`` (flat rows; empty unless ``keep_iterates``)."""
+    ``rounds``, and the iterates ``R`` (flat rows; empty unless ``keep_iterates``).
+
+    Helper, not a paper formula: bookkeeping.
+
+    Parameters
+    ----------
+    problem : FederatedProblem
+        The federated problem.
+    rounds : sequence of int
+        The recorded rounds.
+    H : numpy.ndarray
+        Rows (f, gradient norm, error), one per recorded round.
+    R : numpy.ndarray
+        Recorded iterates as flat rows (empty unless kept).
+
+    Returns
+    -------
+    History
+        The reference history.
+    """
     shape = tuple(problem.manifold.ambient_shape)
     hist = History()
     hist.rounds = [int(t) for t in rounds]

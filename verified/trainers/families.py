@@ -40,12 +40,35 @@ LorentzDims = namedtuple("LorentzDims", ["D"])
 StiefelDims = namedtuple("StiefelDims", ["d", "r"])
 StiefelRetrDims = namedtuple("StiefelRetrDims", ["d", "r"])
 
+# The classes' docstrings (the API reference shows them): each is a type, not a formula.
+SphereDims.__doc__ = "Helper, not a paper formula: the sphere's type, Exp/Log (field ``D``, the ambient length)."
+SphereRetrDims.__doc__ = ("Helper, not a paper formula: the sphere's type, retraction and its inverse (field ``D``, the "
+                          "ambient length).")
+SPDDims.__doc__ = "Helper, not a paper formula: the type of SPD(n), affine-invariant Exp/Log (field ``n``)."
+LorentzDims.__doc__ = "Helper, not a paper formula: the Lorentz model's type, Exp/Log (field ``D``, the ambient length)."
+StiefelDims.__doc__ = "Helper, not a paper formula: the type of St(d, r), Euclidean metric, Exp/Log (fields ``d, r``)."
+StiefelRetrDims.__doc__ = ("Helper, not a paper formula: the type of St(d, r), polar retraction and its inverse "
+                           "(fields ``d, r``).")
+
 #: the name of each geometry (what ``prirfed warmup --geometry`` takes), by class
 GEOMETRY_NAMES = {SphereDims: "sphere", SphereRetrDims: "sphere-retraction", SPDDims: "spd",
                   LorentzDims: "lorentz", StiefelDims: "stiefel", StiefelRetrDims: "stiefel-retraction"}
 
 
 def geometry_name(dims) -> str:
-    """'sphere', 'spd', ... for a dims instance (or class)."""
+    """'sphere', 'spd', ... for a dims instance (or class).
+
+    Helper, not a paper formula: a name lookup.
+
+    Parameters
+    ----------
+    dims : named tuple or type
+        A dims instance or class.
+
+    Returns
+    -------
+    str
+        The geometry's name.
+    """
     cls = dims if isinstance(dims, type) else type(dims)
     return GEOMETRY_NAMES[cls]

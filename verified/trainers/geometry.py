@@ -20,7 +20,7 @@ called from Python they raise ``TypeError``.
 
 Written once, on top of the dispatched functions: :func:`full_grad`, the generic
 :func:`agent_grad_by_samples` and :func:`record_by_samples` (for a family without its own
-``agent_grad`` / ``record``: it gives ``f_sample`` and ``dist`` instead), :func:`clip_or_identity` (clip_tau of 000
+``agent_grad`` / ``record``: it gives ``f_sample`` and ``dist`` instead), :func:`clip_or_identity` (clip_tau of Huang et al. (2024)
 Algorithm 2 line 4) and :func:`aggregate` (the server step: tangent mean (3.2) / (8), or the Karcher
 mean (3.1) / (7) by the iteration of the reference ``karcher_mean``).
 Proofs note: ``proofs_notes/verified_trainers.md``.
@@ -57,7 +57,20 @@ FAMILIES = {
 
 
 def family_of(dims_type):
-    """(module, suffix) for a Numba type of ``dims`` (a named tuple of a class of FAMILIES), else TypeError."""
+    """(module, suffix) for a Numba type of ``dims`` (a named tuple of a class of FAMILIES), else TypeError.
+
+    Helper, not a paper formula: dispatch by type.
+
+    Parameters
+    ----------
+    dims_type : numba type
+        Numba type of a ``dims`` argument.
+
+    Returns
+    -------
+    tuple
+        ``(module, suffix)``.
+    """
     cls = getattr(dims_type, "instance_class", None)
     if isinstance(dims_type, (types.NamedUniTuple, types.NamedTuple)) and cls in FAMILIES:
         return FAMILIES[cls]
@@ -70,57 +83,280 @@ def _compiled_only(name):
 
 
 def exp(dims, x, v):
-    """Exp_x(v) (R_x(v) for the retraction classes)."""
+    """Exp_x(v) (R_x(v) for the retraction classes).
+
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    v : numpy.ndarray
+        Tangent vector at ``x``, flat.
+
+    Returns
+    -------
+    numpy.ndarray
+        The point, flat.
+    """
     _compiled_only("exp")
 
 
 def log(dims, x, y):
-    """Exp_x^{-1}(y) (R_x^{-1}(y) for the retraction classes)."""
+    """Exp_x^{-1}(y) (R_x^{-1}(y) for the retraction classes).
+
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    y : numpy.ndarray
+        Second point, flat.
+
+    Returns
+    -------
+    numpy.ndarray
+        The tangent vector, flat.
+    """
     _compiled_only("log")
 
 
 def transp(dims, x, y, v):
-    """The transport of v from T_x to T_y of the family (parallel, or Stiefel's projection)."""
+    """The transport of v from T_x to T_y of the family (parallel, or Stiefel's projection).
+
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    y : numpy.ndarray
+        Second point, flat.
+    v : numpy.ndarray
+        Tangent vector at ``x``, flat.
+
+    Returns
+    -------
+    numpy.ndarray
+        The transported vector, flat.
+    """
     _compiled_only("transp")
 
 
 def norm(dims, x, v):
-    """||v||_x."""
+    """||v||_x.
+
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    v : numpy.ndarray
+        Tangent vector at ``x``, flat.
+
+    Returns
+    -------
+    float
+        The norm.
+    """
     _compiled_only("norm")
 
 
 def noise_into(dims, x, sigma, st, out):
-    """out = eps ~ N_x(0, sigma^2), read from the stream ``st`` (the O(dim) closed form)."""
+    """out = eps ~ N_x(0, sigma^2), read from the stream ``st`` (the O(dim) closed form).
+
+    A stub resolved by the family of ``dims``. The tangent Gaussian of Huang et al. (2024), Definition 2.5.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    sigma : float
+        Noise standard deviation (0: no noise).
+    st : numpy.ndarray
+        Random stream state (:mod:`prirfed.verified.randomness`), advanced in place.
+    out : numpy.ndarray
+        Output buffer, overwritten.
+    """
     _compiled_only("noise_into")
 
 
 def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
-    """acc += clip_tau(grad f_row(x)) in place (``work``: a scratch vector of the point's length)."""
+    """acc += clip_tau(grad f_row(x)) in place (``work``: a scratch vector of the point's length).
+
+    A stub resolved by the family of ``dims``. The clipping of Huang et al. (2024), Algorithm 2, line 4.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    row : int
+        Row of ``Z``.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    acc : numpy.ndarray
+        Running sum, updated in place.
+    work : numpy.ndarray
+        Scratch vector of the point's length.
+    """
     _compiled_only("add_clipped_grad")
 
 
 def grad_sample(dims, x, Z, row, c):
-    """grad f_ij(x) of the sample in row ``row`` of Z with scale c (a new array)."""
+    """grad f_ij(x) of the sample in row ``row`` of Z with scale c (a new array).
+
+    A stub resolved by the family of ``dims``. The per-sample gradients of Huang et al. (2024), Section 6.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    row : int
+        Row of ``Z``.
+    c : float
+        The sample's scale.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient, flat.
+    """
     _compiled_only("grad_sample")
 
 
 def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
-    """grad f_i(x) of agent i."""
+    """grad f_i(x) of agent i.
+
+    A stub resolved by the family of ``dims``. The agent gradient of Huang et al. (2024), Problem (2.1).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    i : int
+        Agent index.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient, flat.
+    """
     _compiled_only("agent_grad")
 
 
 def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
-    """(f(x), ||grad f(x)||_x, error to the optimum) for the history (NaN error if xstar is empty)."""
+    """(f(x), ||grad f(x)||_x, error to the optimum) for the history (NaN error if xstar is empty).
+
+    A stub resolved by the family of ``dims``. The quantities plotted by Huang et al. (2024), Section 6.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+
+    Returns
+    -------
+    f, grad_norm, error : float
+        The record.
+    """
     _compiled_only("record")
 
 
 def f_sample(dims, x, Z, row, c):
-    """f_ij(x) of the sample in row ``row`` with scale c (families without their own ``record``)."""
+    """f_ij(x) of the sample in row ``row`` with scale c (families without their own ``record``).
+
+    A stub resolved by the family of ``dims``. The per-sample losses of Huang et al. (2024), Section 6.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    row : int
+        Row of ``Z``.
+    c : float
+        The sample's scale.
+
+    Returns
+    -------
+    float
+        The loss.
+    """
     _compiled_only("f_sample")
 
 
 def dist(dims, x, y):
-    """dist(x, y), the error to the optimum (families without their own ``record``)."""
+    """dist(x, y), the error to the optimum (families without their own ``record``).
+
+    Helper, not a paper formula: a stub resolved by the family of ``dims`` (a twin of the reference map).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    y : numpy.ndarray
+        Second point, flat.
+
+    Returns
+    -------
+    float
+        The distance.
+    """
     _compiled_only("dist")
 
 
@@ -134,7 +370,22 @@ GENERIC = ("agent_grad", "record")
 
 def kernel_call(name, kernel):
     """The implementation of the map ``name`` (exp, log, transp, norm) that calls a manifold kernel
-    with the loop's arguments but ``dims`` (for a family's ``KERNELS``: no wrapper written per family)."""
+    with the loop's arguments but ``dims`` (for a family's ``KERNELS``: no wrapper written per family).
+
+    Helper, not a paper formula: dispatch glue.
+
+    Parameters
+    ----------
+    name : str
+        Map name: ``exp``, ``log``, ``transp`` or ``norm``.
+    kernel : callable
+        The manifold kernel.
+
+    Returns
+    -------
+    callable
+        A function of the loop's arguments.
+    """
     if name in ("exp", "norm"):
         def call(dims, x, v):
             return kernel(x, v)
@@ -180,7 +431,34 @@ for _name in FAMILY_FUNCTIONS:
 
 @njit(cache=True, inline="always")
 def agent_grad_by_samples(dims, x, Z, C, offsets, sizes, A, i):
-    """grad f_i(x) = (1/N_i) sum_j grad f_ij(x), summed in order (reference: FederatedProblem._rgrad_i)."""
+    """grad f_i(x) = (1/N_i) sum_j grad f_ij(x), summed in order (reference: FederatedProblem._rgrad_i).
+
+    Huang et al. (2024), Problem (2.1).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    i : int
+        Agent index.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient, flat.
+    """
     off = offsets[i]
     g = np.zeros(x.shape[0])
     for j in range(sizes[i]):
@@ -190,7 +468,34 @@ def agent_grad_by_samples(dims, x, Z, C, offsets, sizes, A, i):
 
 @njit(cache=True, inline="always")
 def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
-    """grad f(x) = sum_i p_i grad f_i(x) (000 (2.1))."""
+    """grad f(x) = sum_i p_i grad f_i(x) (Huang et al. (2024) (2.1)).
+
+    Huang et al. (2024), Problem (2.1).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient, flat.
+    """
     g = np.zeros(x.shape[0])
     for i in range(sizes.shape[0]):
         g += ps[i] * agent_grad(dims, x, Z, C, offsets, sizes, A, i)
@@ -201,7 +506,36 @@ def full_grad(dims, x, Z, C, offsets, sizes, A, ps):
 def record_by_samples(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     """(f(x), ||grad f(x)||_x, dist(x, x*)) in one pass over the samples (reference: History.record;
     f = sum_i p_i (1/N_i) sum_j f_ij(x), grad f summed as :func:`full_grad` sums it; NaN error if x*
-    is unknown: empty)."""
+    is unknown: empty).
+
+    Huang et al. (2024), Problem (2.1), evaluated for the history.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+
+    Returns
+    -------
+    f, grad_norm, error : float
+        The record.
+    """
     f = 0.0
     g = np.zeros(x.shape[0])
     for i in range(sizes.shape[0]):
@@ -223,7 +557,37 @@ def record_by_samples(dims, x, Z, C, offsets, sizes, A, ps, xstar):
 def noisy_clipped_mean_into(dims, x, Z, C, perm, off, b, tau, sigma, st, mean, work, eps):
     """mean <- (1/b) sum_{q < b} clip_tau(grad f_{off + perm[q]}(x)) + eps, eps ~ N_x(0, sigma^2) read
     from the stream ``st`` after the batch (none for sigma = 0): the private gradient of one step of
-    DP-RSGD (000 Algorithm 2 lines 3-5) and of DP-RGD (001 Algorithm 1), in place."""
+    DP-RSGD (Huang et al. (2024) Algorithm 2 lines 3-5) and of DP-RGD (Han et al. (2024) Algorithm 1), in place.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    perm : numpy.ndarray
+        Index buffer of the agent's sample order (the batch is its first ``b`` entries).
+    off : int
+        First row of the agent in ``Z``.
+    b : int
+        Batch size.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    sigma : float
+        Noise standard deviation (0: no noise).
+    st : numpy.ndarray
+        Random stream state (:mod:`prirfed.verified.randomness`), advanced in place.
+    mean : numpy.ndarray
+        Output: the private mean gradient, overwritten.
+    work : numpy.ndarray
+        Scratch vector of the point's length.
+    eps : numpy.ndarray
+        Scratch buffer for the noise.
+    """
     D = mean.shape[0]
     mean[:] = 0.0
     for q in range(b):
@@ -238,7 +602,10 @@ def noisy_clipped_mean_into(dims, x, Z, C, perm, off, b, tau, sigma, st, mean, w
 
 @njit(cache=True, inline="always")
 def clip_or_identity(dims, x, v, tau):
-    """clip_tau(v) = min(1, tau/||v||_x) v; identity for tau = inf (reference: local.clip_or_identity)."""
+    """Verified twin of :func:`prirfed.reference.trainers.local.clip_or_identity`.
+
+    clip_tau(v) = min(1, tau/||v||_x) v; identity for tau = inf (reference: local.clip_or_identity).
+    """
     if tau == math.inf:
         return v
     return clip_kernel(v, norm(dims, x, v), tau)
@@ -246,11 +613,35 @@ def clip_or_identity(dims, x, v, tau):
 
 @njit(cache=True, inline="always")
 def aggregate(dims, x, uploads, w, aggregation):
-    """The server step from x: the tangent mean (3.2) of 000 / (8) of 002, Exp_x(sum_q w_q Log_x(x_q)),
+    """The server step from x: the tangent mean (3.2) of Huang et al. (2024) / (8) of Li and Ma (2023), Exp_x(sum_q w_q Log_x(x_q)),
     or the Karcher mean (3.1) / (7) by the iteration of reference karcher_mean (unit-step
     Riemannian gradient descent on (1/2) sum_q w_q dist^2(., x_q) from x, stopping at the first
     iterate with ||sum_q w_q Log(x_q)|| <= KARCHER_TOL, raising after KARCHER_MAX_ITER steps).
-    w is normalised here (w / sum w), as the reference does."""
+    w is normalised here (w / sum w), as the reference does.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    uploads : numpy.ndarray
+        The agents' points, one per row.
+    w : numpy.ndarray
+        Upload weights (normalised here).
+    aggregation : int
+        ``AGG_TANGENT`` or the Karcher code (:mod:`prirfed.verified.trainers.codes`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The new server point, flat.
+
+    Raises
+    ------
+    ValueError
+        If the Karcher iteration does not converge within ``KARCHER_MAX_ITER`` steps.
+    """
     w = w / np.sum(w)
     D = x.shape[0]
     if aggregation == AGG_TANGENT:

@@ -1,4 +1,4 @@
-"""The sphere family of the fused loops: S^d with sphere PCA (000 (6.1), 001 (2), 002 (4)).
+"""The sphere family of the fused loops: S^d with sphere PCA (Huang et al. (2024) (6.1), Han et al. (2024) (2), Li and Ma (2023) (4)).
 
 Points and tangent vectors are float64 vectors of length D = d + 1; ``dims`` is
 ``SphereDims(D)`` (Exp/Log) or ``SphereRetrDims(D)`` (the retraction and its inverse: the ``*_retr``
@@ -44,14 +44,24 @@ KERNELS = dict(exp=vsphere.exp_kernel, exp_retr=vsphere.retr_kernel, log=vsphere
 
 @njit(cache=True, inline="always")
 def norm(dims, x, v):
-    """||v||_x = ||v||_2."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.norm`.
+
+    ||v||_x = ||v||_2.
+
+    On flat arrays (``dims`` gives the shape).
+    """
     return math.sqrt(dot_kernel(v, v))
 
 
 @njit(cache=True, inline="always")
 def noise_into(dims, x, sigma, st, out):
-    """out = P_x g, g = sigma * (D normals of the stream st): N_x(0, sigma^2) in O(D) (reference:
-    mechanisms.sample_tangent_gaussian_closed_form, the sphere branch: g - (x^T g) x)."""
+    """Verified twin of :func:`prirfed.reference.mechanisms.sample_tangent_gaussian_closed_form`.
+
+    out = P_x g, g = sigma * (D normals of the stream st): N_x(0, sigma^2) in O(D) (reference:
+    mechanisms.sample_tangent_gaussian_closed_form, the sphere branch: g - (x^T g) x).
+
+    Written into ``out``, the normals read from the stream ``st``.
+    """
     normals_into(st, out, sigma)
     a = dot_kernel(x, out)
     for k in range(out.shape[0]):
@@ -64,7 +74,29 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
 
     ||grad||^2 = s^2 (||z||^2 - a^2) (x is a unit vector), from the same pass that gives a; when
     that difference cancels (ratio below :data:`CANCELLATION`) the norm is recomputed exactly.
-    Clipping (reference: mechanisms.clip): the factor min(1, tau/||grad||) (1 at a zero gradient)."""
+    Clipping (reference: mechanisms.clip): the factor min(1, tau/||grad||) (1 at a zero gradient).
+
+    The clipped per-sample gradient of Huang et al. (2024), Algorithm 2, line 4, accumulated in place.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    row : int
+        Row of ``Z``.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    acc : numpy.ndarray
+        Running sum, updated in place.
+    work : numpy.ndarray
+        Scratch vector of the point's length.
+    """
     z = Z[row]
     a, zz = dot_and_square_kernel(z, x)
     s = -2.0 * C[row] * a
@@ -86,13 +118,23 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
 
 @njit(cache=True, inline="always")
 def grad_sample(dims, x, Z, row, c):
-    """grad f_ij(x) of the sample in row ``row`` (a new array)."""
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_ij`.
+
+    grad f_ij(x) of the sample in row ``row`` (a new array).
+
+    The sample is row ``row`` of ``Z``, scaled by ``c``; flat arrays.
+    """
     return sphere_pca_rgrad_kernel(x, Z[row], c)
 
 
 @njit(cache=True, inline="always")
 def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
-    """grad f_i(x) = P_x(-(2 c_i / N_i) Z_i^T (Z_i x)) (reference: SpherePCA._rgrad_i)."""
+    """Verified twin of :meth:`prirfed.reference.problems.sphere_pca.SpherePCA.rgrad_i`.
+
+    grad f_i(x) = P_x(-(2 c_i / N_i) Z_i^T (Z_i x)) (reference: SpherePCA._rgrad_i).
+
+    Agent ``i`` of the stacked arrays; flat.
+    """
     off = offsets[i]
     return sphere_pca_rgrad_mean_kernel(x, Z[off:off + sizes[i]], C[off])
 
@@ -102,7 +144,36 @@ def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     """(f(x), ||grad f(x)||, angle to x*) in one pass over the data (reference: History.record with
     SpherePCA.f, .grad and .angle_to_optimum): per agent, sum_j a_j^2 and sum_j a_j z_j with
     a_j = z_j^T x; f = sum_i p_i (-c_i / N_i) sum_j a_j^2; grad f = P_x(sum_i p_i (-2 c_i / N_i)
-    sum_j a_j z_j); the angle atan2(||x - (x^T x*) x*||, |x^T x*|) (NaN if x* is unknown: empty)."""
+    sum_j a_j z_j); the angle ``atan2(||x - (x^T x*) x*||, |x^T x*|)`` (NaN if x* is unknown: empty).
+
+    The quantities Huang et al. (2024) plot in Section 6, in one pass over the data.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+
+    Returns
+    -------
+    f, grad_norm, error : float
+        The record.
+    """
     D = x.shape[0]
     g = np.zeros(D)
     gi = np.empty(D)

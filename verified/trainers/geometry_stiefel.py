@@ -1,9 +1,9 @@
-"""The Stiefel family of the fused loops: St(d, r) with the Euclidean metric, kPCA (002 (3)).
+"""The Stiefel family of the fused loops: St(d, r) with the Euclidean metric, kPCA (Li and Ma (2023) (3)).
 
 Points and tangent vectors are flat float64 vectors of length d r (row-major X); ``dims`` is
 ``StiefelDims(d, r)`` (the exact Exp and the Newton Log of the reference Stiefel class) or
 ``StiefelRetrDims(d, r)`` (the polar retraction R_X(V) = (X + V)(I + V^T V)^{-1/2} and its inverse, a
-Lyapunov solve: the ``*_retr`` functions, as 002 ran its experiments).
+Lyapunov solve: the ``*_retr`` functions, as Li and Ma (2023) ran its experiments).
 
 Why a family of its own: the kernels of St(d, r) (Pade expm, Householder QR and Gauss-Newton for
 Exp/Log; eigh for the polar retraction) are large, and a user of the sphere should not compile them.
@@ -44,7 +44,27 @@ STEP_OVERFLOW = "Stiefel (verified loops): a step V has ||V||_F^2 not finite (th
 @njit(cache=True, inline="always")
 def step_matrix(dims, v):
     """The step V as a d x r matrix; a step whose ||V||^2 overflows raises (LAPACK would otherwise see
-    infinities)."""
+    infinities).
+
+    Helper, not a paper formula: a reshape with an overflow check.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    v : numpy.ndarray
+        Tangent vector at ``x``, flat.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``d x r`` step.
+
+    Raises
+    ------
+    ValueError
+        If the squared norm of the step overflows.
+    """
     if not math.isfinite(np.sum(v * v)):
         raise ValueError(STEP_OVERFLOW)
     return v.reshape((dims[0], dims[1]))
@@ -52,13 +72,23 @@ def step_matrix(dims, v):
 
 @njit(cache=True, inline="always")
 def exp(dims, x, v):
-    """Exp_X(V)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.exp`.
+
+    Exp_X(V).
+
+    On flat arrays (``dims`` gives the shape).
+    """
     return vst.exp_kernel(x.reshape((dims[0], dims[1])), step_matrix(dims, v)).ravel()
 
 
 @njit(cache=True, inline="always")
 def exp_retr(dims, x, v):
-    """The polar retraction R_X(V) (maps="retraction")."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.retr_polar`.
+
+    The polar retraction R_X(V) (maps="retraction").
+
+    On flat arrays (``dims`` gives the shape).
+    """
     d, r = dims
     V = step_matrix(dims, v)
     return vst.retr_polar_kernel(x.reshape((d, r)), V).ravel()
@@ -66,21 +96,36 @@ def exp_retr(dims, x, v):
 
 @njit(cache=True, inline="always")
 def log(dims, x, y):
-    """Log_X(Y) (Newton on Exp)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.log`.
+
+    Log_X(Y) (Newton on Exp).
+
+    On flat arrays (``dims`` gives the shape).
+    """
     d, r = dims
     return vst.log_kernel(x.reshape((d, r)), y.reshape((d, r))).ravel()
 
 
 @njit(cache=True, inline="always")
 def log_retr(dims, x, y):
-    """R_X^{-1}(Y) of the polar retraction (Lyapunov solve)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.inv_retr_polar`.
+
+    R_X^{-1}(Y) of the polar retraction (Lyapunov solve).
+
+    On flat arrays (``dims`` gives the shape).
+    """
     d, r = dims
     return vst.inv_retr_polar_kernel(x.reshape((d, r)), y.reshape((d, r))).ravel()
 
 
 @njit(cache=True, inline="always")
 def transp(dims, x, y, v):
-    """Projection vector transport T_{X->Y}(V) = P_Y(V) (reads only y)."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.transp`.
+
+    Projection vector transport T_{X->Y}(V) = P_Y(V) (reads only y).
+
+    On flat arrays (``dims`` gives the shape).
+    """
     d, r = dims
     Y = y.reshape((d, r))
     return vst.transp_kernel(Y, Y, v.reshape((d, r))).ravel()
@@ -88,14 +133,24 @@ def transp(dims, x, y, v):
 
 @njit(cache=True, inline="always")
 def norm(dims, x, v):
-    """||V||_X = ||V||_F."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.norm`.
+
+    ||V||_X = ||V||_F.
+
+    On flat arrays (``dims`` gives the shape).
+    """
     return math.sqrt(np.sum(v * v))
 
 
 @njit(cache=True, inline="always")
 def noise_into(dims, x, sigma, st, out):
-    """out = G - X sym(X^T G), G = sigma * (d r normals of st, row-major): N_X(0, sigma^2) in O(d r^2)
-    (reference: mechanisms.sample_tangent_gaussian_closed_form, the Stiefel branch)."""
+    """Verified twin of :func:`prirfed.reference.mechanisms.sample_tangent_gaussian_closed_form`.
+
+    out = G - X sym(X^T G), G = sigma * (d r normals of st, row-major): N_X(0, sigma^2) in O(d r^2)
+    (reference: mechanisms.sample_tangent_gaussian_closed_form, the Stiefel branch).
+
+    Written into ``out``, the normals read from the stream ``st``.
+    """
     d, r = dims
     normals_into(st, out, sigma)
     stiefel_proj_into(x.reshape((d, r)), out.reshape((d, r)))
@@ -104,7 +159,29 @@ def noise_into(dims, x, sigma, st, out):
 @njit(cache=True, inline="always")
 def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
     """acc += clip_tau(-2 c (z - X u) u^T), u = X^T z (rank one; ``work`` holds z - X u, length d, and
-    u is kept in its first r entries of a second pass: no matrix temporary)."""
+    u is kept in its first r entries of a second pass: no matrix temporary).
+
+    The clipped per-sample gradient of Huang et al. (2024), Algorithm 2, line 4, accumulated in place.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    row : int
+        Row of ``Z``.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    acc : numpy.ndarray
+        Running sum, updated in place.
+    work : numpy.ndarray
+        Scratch vector of the point's length.
+    """
     d, r = dims
     X = x.reshape((d, r))
     z = Z[row]
@@ -139,14 +216,24 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
 
 @njit(cache=True, inline="always")
 def grad_sample(dims, x, Z, row, c):
-    """grad f_ij(X) = P_X(-2 c z (z^T X)) (a new array; reference: StiefelKPCA._rgrad_ij)."""
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_ij`.
+
+    grad f_ij(X) = P_X(-2 c z (z^T X)) (a new array; reference: StiefelKPCA._rgrad_ij).
+
+    The sample is row ``row`` of ``Z``, scaled by ``c``; flat arrays.
+    """
     d, r = dims
     return stiefel_kpca_rgrad_kernel(x.reshape((d, r)), Z[row], c).ravel()
 
 
 @njit(cache=True, inline="always")
 def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
-    """grad f_i(X) = P_X(-A_i X) (reference: StiefelKPCA._rgrad_i)."""
+    """Verified twin of :meth:`prirfed.reference.problems.stiefel_kpca.StiefelKPCA.rgrad_i`.
+
+    grad f_i(X) = P_X(-A_i X) (reference: StiefelKPCA._rgrad_i).
+
+    Agent ``i`` of the stacked arrays; flat.
+    """
     d, r = dims
     return stiefel_kpca_rgrad_mean_kernel(x.reshape((d, r)), A[i]).ravel()
 
@@ -157,7 +244,36 @@ def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     (reference: History.record; f_i = -(c_i / N_i) sum_j ||X^T z_j||^2 = -(1/2) tr(X^T A_i X),
     grad f = P_X(sum_i p_i (-2 c_i / N_i) sum_j z_j (z_j^T X)); the angles atan2(sin_k, cos_k), cos_k
     the singular values of X^T X* (descending), sin_k those of X* - X (X^T X*) (ascending), as
-    reference principal_angles; NaN if X* is unknown: empty)."""
+    reference principal_angles; NaN if X* is unknown: empty).
+
+    The quantities Huang et al. (2024) plot in Section 6, in one pass over the data.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+
+    Returns
+    -------
+    f, grad_norm, error : float
+        The record.
+    """
     d, r = dims
     X = x.reshape((d, r))
     G = np.zeros((d, r))

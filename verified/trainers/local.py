@@ -1,5 +1,5 @@
-"""Verified twins of :mod:`prirfed.reference.trainers.local`: DP-RSGD (Algorithm 2 of 000) and
-DP-RSVRG (Algorithm 3 of 000), the local training of one agent, fused in Numba.
+"""Verified twins of :mod:`prirfed.reference.trainers.local`: DP-RSGD (Algorithm 2 of Huang et al. (2024)) and
+DP-RSVRG (Algorithm 3 of Huang et al. (2024)), the local training of one agent, fused in Numba.
 
 Mirrors ``reference/trainers/local.py``: same signatures, defaults, validation and result, and the
 same random draws (the contract in that module's docstring; the policy in
@@ -47,7 +47,47 @@ NOT_FINITE = "prirfed (verified): an iterate is not finite (the steps overflow: 
 
 @njit(cache=True, inline="always")
 def dp_rsgd_agent(dims, Z, C, off, N_i, x, K, b, sigma, tau, alpha, st, option):
-    """Algorithm 2 of 000 (reference: local.dp_rsgd_local) from x on the stream st."""
+    """Algorithm 2 of Huang et al. (2024) (reference: local.dp_rsgd_local) from x on the stream st.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    off : int
+        First row of the agent in ``Z``.
+    N_i : int
+        The agent's number of samples.
+    x : numpy.ndarray
+        Start point, flat.
+    K : int
+        Local steps.
+    b : int
+        Batch size.
+    sigma : float
+        Noise standard deviation (0: no noise).
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    alpha : float
+        Step size.
+    st : numpy.ndarray
+        The agent's stream state, advanced in place.
+    option : int
+        Option 1 (last iterate) or 2 (uniformly drawn iterate).
+
+    Returns
+    -------
+    numpy.ndarray
+        The agent's upload, flat.
+
+    Raises
+    ------
+    ValueError
+        If an iterate is not finite (the steps overflow).
+    """
     D = x.shape[0]
     xk = x
     its = np.empty((K + 1 if option == 2 else 0, D))
@@ -72,7 +112,49 @@ def dp_rsgd_agent(dims, Z, C, off, N_i, x, K, b, sigma, tau, alpha, st, option):
 
 @njit(cache=True, inline="always")
 def dp_rsvrg_agent(dims, Z, C, off, N_i, x, K, m, sigma, tau0, tau1, alpha, st, option):
-    """Algorithm 3 of 000 (reference: local.dp_rsvrg_local) from x on the stream st."""
+    """Algorithm 3 of Huang et al. (2024) (reference: local.dp_rsvrg_local) from x on the stream st.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    off : int
+        First row of the agent in ``Z``.
+    N_i : int
+        The agent's number of samples.
+    x : numpy.ndarray
+        Start point, flat.
+    K : int
+        Outer iterations.
+    m : int
+        DP-RSVRG inner-loop length.
+    sigma : float
+        Noise standard deviation (0: no noise).
+    tau0 : float
+        DP-RSVRG clipping threshold of the full gradient.
+    tau1 : float
+        DP-RSVRG clipping threshold of the per-sample terms.
+    alpha : float
+        Step size.
+    st : numpy.ndarray
+        The agent's stream state, advanced in place.
+    option : int
+        Option 1 (last iterate) or 2 (uniformly drawn iterate).
+
+    Returns
+    -------
+    numpy.ndarray
+        The agent's upload, flat.
+
+    Raises
+    ------
+    ValueError
+        If an iterate is not finite (the steps overflow).
+    """
     D = x.shape[0]
     x_tilde = x
     inner = np.empty((K * m if option == 2 else 0, D))
@@ -108,7 +190,58 @@ def dp_rsvrg_agent(dims, Z, C, off, N_i, x, K, m, sigma, tau0, tau1, alpha, st, 
 def agent_update(dims, Z, C, offsets, sizes, x, key, t, i, local, K, b, m, sigma, tau, tau0, tau1, alpha, option,
                  out):
     """out = agent i's local training (DP-RSGD for ``local`` = LOCAL_DP_RSGD, else DP-RSVRG) from x on
-    its stream of round t (reference: prirfed.prirfed's inner loop, local.dp_rsgd_local)."""
+    its stream of round t (reference: prirfed.prirfed's inner loop, local.dp_rsgd_local).
+
+    Huang et al. (2024), Algorithm 1, lines 3-8, for one agent.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    x : numpy.ndarray
+        The server point, flat.
+    key : numpy.ndarray
+        The run key, ``uint64`` of length 2.
+    t : int
+        Round.
+    i : int
+        Agent index.
+    local : int
+        Local trainer code (:mod:`prirfed.verified.trainers.codes`: DP-RSGD or DP-RSVRG).
+    K : int
+        Local iterations.
+    b : int
+        The agent's batch size (DP-RSGD).
+    m : int
+        DP-RSVRG inner-loop length.
+    sigma : float
+        The agent's noise standard deviation.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    tau0 : float
+        DP-RSVRG clipping threshold of the full gradient.
+    tau1 : float
+        DP-RSVRG clipping threshold of the per-sample terms.
+    alpha : float
+        Step size.
+    option : int
+        The local trainers' option, 1 or 2.
+    out : numpy.ndarray
+        The agent's upload, overwritten.
+
+    Raises
+    ------
+    ValueError
+        If an iterate is not finite.
+    """
     st = open_stream(key, ROLE_AGENT, t, i)
     if local == LOCAL_DP_RSGD:
         y = dp_rsgd_agent(dims, Z, C, offsets[i], sizes[i], x, K, b, sigma, tau, alpha, st, option)
@@ -135,7 +268,58 @@ def agents_round(dims, Z, C, offsets, sizes, x, key, t, S, local, K, bs, m, sigm
                  uploads):
     """uploads[q] = agent S[q]'s local training from x in round t, for q = 0..len(S)-1, in parallel
     (``prange``; each agent reads only its own stream and writes only its own row, so the result is
-    the same for every number of threads). An agent that raises is run again serially to raise."""
+    the same for every number of threads). An agent that raises is run again serially to raise.
+
+    Huang et al. (2024), Algorithm 1, lines 3-8.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    x : numpy.ndarray
+        The server point, flat.
+    key : numpy.ndarray
+        The run key, ``uint64`` of length 2.
+    t : int
+        Round.
+    S : numpy.ndarray
+        The agents of the round.
+    local : int
+        Local trainer code (:mod:`prirfed.verified.trainers.codes`: DP-RSGD or DP-RSVRG).
+    K : int
+        Local iterations.
+    bs : numpy.ndarray
+        Batch size per agent.
+    m : int
+        DP-RSVRG inner-loop length.
+    sigmas : numpy.ndarray
+        Noise standard deviation per agent.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    tau0 : float
+        DP-RSVRG clipping threshold of the full gradient.
+    tau1 : float
+        DP-RSVRG clipping threshold of the per-sample terms.
+    alpha : float
+        Step size.
+    option : int
+        The local trainers' option, 1 or 2.
+    uploads : numpy.ndarray
+        Output buffer, one row per agent of the round, overwritten.
+
+    Raises
+    ------
+    ValueError
+        If an agent's iterate is not finite.
+    """
     s = S.shape[0]
     status = np.zeros(s, dtype=np.int64)
     for q in prange(s):
@@ -175,7 +359,7 @@ def _run(where, problem, i, x, local, K, b, m, sigma, tau, tau0, tau1, alpha, rn
 
 
 def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="exp"):
-    """Verified twin of :func:`prirfed.reference.trainers.local.dp_rsgd_local` (Algorithm 2 of 000)."""
+    """Verified twin of :func:`prirfed.reference.trainers.local.dp_rsgd_local` (Algorithm 2 of Huang et al. (2024))."""
     where = "dp_rsgd_local (verified)"
     check_local_args(where, problem, i, K, sigma, tau, alpha)
     check_option(where, option)
@@ -184,7 +368,7 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
 
 
 def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1, maps="exp"):
-    """Verified twin of :func:`prirfed.reference.trainers.local.dp_rsvrg_local` (Algorithm 3 of 000)."""
+    """Verified twin of :func:`prirfed.reference.trainers.local.dp_rsvrg_local` (Algorithm 3 of Huang et al. (2024))."""
     where = "dp_rsvrg_local (verified)"
     check_local_args(where, problem, i, K, sigma, min(tau0, tau1), alpha)
     check_option(where, option)

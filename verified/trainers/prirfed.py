@@ -1,4 +1,4 @@
-"""Verified twin of :mod:`prirfed.reference.trainers.prirfed` (PriRFed, Algorithm 1 of 000), fused in Numba.
+"""Verified twin of :mod:`prirfed.reference.trainers.prirfed` (PriRFed, Algorithm 1 of Huang et al. (2024)), fused in Numba.
 
 Mirrors ``reference/trainers/prirfed.py`` with its local trainers ``reference/trainers/local.py``
 (DP-RSGD, Algorithm 2; DP-RSVRG, Algorithm 3; here :mod:`prirfed.verified.trainers.local`), the
@@ -56,7 +56,7 @@ __all__ = ["prirfed", "prirfed_loop"]
 @njit(cache=True)
 def prirfed_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, s, alphas, key, local, K, bs, m, sigmas, tau, tau0,
                  tau1, option, local_option, record_every, keep_iterates, aggregation=AGG_TANGENT):
-    """Algorithm 1 of 000 (reference: prirfed.prirfed; maps through the class of ``dims``, aggregation
+    """Algorithm 1 of Huang et al. (2024) (reference: prirfed.prirfed; maps through the class of ``dims``, aggregation
     AGG_TANGENT or AGG_KARCHER).
 
     The first seven arguments, as in every fused loop, are the fields of
@@ -68,6 +68,75 @@ def prirfed_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, s, alphas, key
     (t + 1) % record_every == 0 or t + 1 == T; R the iterates there (empty unless keep_iterates);
     x_out the output (Option 1: x^(T); Option 2: uniform from x^(1..T), one integers(1, T + 1) from
     the server's stream of round T).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+    x0 : numpy.ndarray
+        Start point, flat.
+    T : int
+        Rounds (steps for the single-dataset trainers).
+    s : int
+        Agents per round.
+    alphas : numpy.ndarray
+        Step size per round.
+    key : numpy.ndarray
+        The run key, ``uint64`` of length 2.
+    local : int
+        Local trainer code (:mod:`prirfed.verified.trainers.codes`: DP-RSGD or DP-RSVRG).
+    K : int
+        Local iterations.
+    bs : numpy.ndarray
+        Batch size per agent.
+    m : int
+        DP-RSVRG inner-loop length.
+    sigmas : numpy.ndarray
+        Noise standard deviation per agent.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    tau0 : float
+        DP-RSVRG clipping threshold of the full gradient.
+    tau1 : float
+        DP-RSVRG clipping threshold of the per-sample terms.
+    option : int
+        The output option of Algorithm 1, 1 or 2.
+    local_option : int
+        The local trainers' option.
+    record_every : int
+        Recording period (rounds 0 and ``T`` are always recorded).
+    keep_iterates : bool
+        Keep the recorded iterates.
+    aggregation : int, optional
+        Server step code (:mod:`prirfed.verified.trainers.codes`: tangent mean or Karcher mean).
+
+    Returns
+    -------
+    H : numpy.ndarray
+        History rows (f, gradient norm, error) at the recorded rounds.
+    R : numpy.ndarray
+        The recorded iterates (empty unless ``keep_iterates``).
+    x_out : numpy.ndarray
+        The output point, flat.
+
+    Raises
+    ------
+    ValueError
+        If an iterate is not finite (the steps overflow).
     """
     D = x0.shape[0]
     N = sizes.shape[0]
@@ -92,9 +161,10 @@ def prirfed_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, s, alphas, key
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
             tau=math.inf, tau0=None, tau1=None, option=1, local_option=None, aggregation="tangent",
             record_every="auto", keep_iterates=False, maps="exp"):
-    """Verified twin of :func:`prirfed.reference.trainers.prirfed.prirfed` (Algorithm 1 of 000):
+    """Verified twin of :func:`prirfed.reference.trainers.prirfed.prirfed` (Algorithm 1 of Huang et al. (2024)):
     same parameters, defaults, draws and result; the T rounds run in :func:`prirfed_loop`.
-    Both aggregations; ``maps="retraction"`` on the sphere and Stiefel (others raise ``ValueError``)."""
+    Both aggregations; ``maps="retraction"`` on the sphere and Stiefel (others raise ``ValueError``).
+    """
     where = "prirfed (verified)"
     agg = fused_settings_only(where, "prirfed.reference.trainers.prirfed", rng, aggregation=aggregation)
     arr = problem_arrays(where, problem, maps)

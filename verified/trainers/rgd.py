@@ -1,4 +1,4 @@
-"""Verified twins of :mod:`prirfed.reference.trainers.rgd`: RGD (fixed step) and DP-RGD (001 Algorithm 1), fused in Numba.
+"""Verified twins of :mod:`prirfed.reference.trainers.rgd`: RGD (fixed step) and DP-RGD (Han et al. (2024) Algorithm 1), fused in Numba.
 
 Mirrors ``reference/trainers/rgd.py``: same signatures, defaults, validation messages' content,
 history, event and the SAME RANDOM DRAWS (the contract in the reference module docstring; the
@@ -49,11 +49,61 @@ __all__ = ["rgd", "dp_rgd", "rgd_loop", "dp_rgd_loop"]
 
 @njit(cache=True)
 def rgd_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, alphas, gtol, record_every, keep_iterates):
-    """x_{t+1} = Exp_{x_t}(-alpha_t grad f(x_t)), stopping when ||grad f(x_t)|| <= gtol
+    """``x_{t+1} = Exp_{x_t}(-alpha_t grad f(x_t))``, stopping when ||grad f(x_t)|| <= gtol
     (reference: rgd.rgd with armijo=False). The first seven arguments are those of every fused loop
     (:class:`prirfed.verified.trainers.arrays.FusedArrays`). Returns (H, R, rounds, stopped, x): the
     history, the kept iterates, their round numbers (as the reference History), the iteration of the
-    stop (-1: none) and the last iterate."""
+    stop (-1: none) and the last iterate.
+
+    Riemannian steepest descent (Absil, Mahony and Sepulchre (2008), Section 4.2) with fixed steps.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+    x0 : numpy.ndarray
+        Start point, flat.
+    T : int
+        Rounds (steps for the single-dataset trainers).
+    alphas : numpy.ndarray
+        Step size per round.
+    gtol : float
+        Stop when the gradient norm is at most this.
+    record_every : int
+        Recording period (rounds 0 and ``T`` are always recorded).
+    keep_iterates : bool
+        Keep the recorded iterates.
+
+    Returns
+    -------
+    H, R : numpy.ndarray
+        History rows and kept iterates.
+    rounds : numpy.ndarray
+        Their round numbers.
+    stopped : int
+        Iteration of the ``gtol`` stop (-1: none).
+    x : numpy.ndarray
+        The last iterate.
+
+    Raises
+    ------
+    ValueError
+        If an iterate is not finite (the steps overflow).
+    """
     D = x0.shape[0]
     H = np.empty((count_records(T, record_every) + 1, 3))
     R = np.empty((H.shape[0] if keep_iterates else 0, D))
@@ -85,11 +135,67 @@ def rgd_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, alphas, gtol, reco
 @njit(cache=True)
 def dp_rgd_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, alphas, key, b, sigma, tau, output, c_avg,
                 record_every, keep_iterates):
-    """Algorithm 1 of 001 on the pooled samples (reference: rgd.dp_rgd). The first seven arguments
+    """Algorithm 1 of Han et al. (2024) on the pooled samples (reference: rgd.dp_rgd). The first seven arguments
     are those of every fused loop (:class:`prirfed.verified.trainers.arrays.FusedArrays`). Returns
     (H, R, x_out): the history at rounds 0 and t + 1 with (t + 1) % record_every == 0 or t + 1 == T,
     the iterates there if kept, and the output (1: w_T; 2: w_k, k = integers(0, T) from the server's
-    stream of round T; 3: the geodesic average with c_t = c_avg / (t + 1))."""
+    stream of round T; 3: the geodesic average with c_t = c_avg / (t + 1)).
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    A : numpy.ndarray
+        Per-agent matrices where the family uses them (Stiefel kPCA's :math:`A_i`), else a placeholder.
+    ps : numpy.ndarray
+        Agent weights :math:`p_i`.
+    xstar : numpy.ndarray
+        The optimum, flat, or an empty array when it is unknown.
+    x0 : numpy.ndarray
+        Start point, flat.
+    T : int
+        Rounds (steps for the single-dataset trainers).
+    alphas : numpy.ndarray
+        Step size per round.
+    key : numpy.ndarray
+        The run key, ``uint64`` of length 2.
+    b : int
+        Batch size over the pooled samples.
+    sigma : float
+        Noise standard deviation (0: none).
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    output : int
+        Output 1, 2 or 3 of Han et al. (2024), Algorithm 1.
+    c_avg : float
+        Averaging constant of Output 3.
+    record_every : int
+        Recording period (rounds 0 and ``T`` are always recorded).
+    keep_iterates : bool
+        Keep the recorded iterates.
+
+    Returns
+    -------
+    H : numpy.ndarray
+        History rows at the recorded rounds.
+    R : numpy.ndarray
+        The recorded iterates (empty unless kept).
+    x_out : numpy.ndarray
+        The output point, flat.
+
+    Raises
+    ------
+    ValueError
+        If an iterate is not finite (the steps overflow).
+    """
     D = x0.shape[0]
     n_samples = Z.shape[0]
     H, R, r, its, w = start_rounds(dims, Z, C, offsets, sizes, A, ps, xstar, T, record_every, keep_iterates,
@@ -148,9 +254,10 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
 
 def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lipschitz=None, averaging="convex",
            record_every="auto", keep_iterates=False, maps="exp"):
-    """Verified twin of :func:`prirfed.reference.trainers.rgd.dp_rgd` (Algorithm 1 of 001, outputs
+    """Verified twin of :func:`prirfed.reference.trainers.rgd.dp_rgd` (Algorithm 1 of Han et al. (2024), outputs
     1-3, batch sampling, optional clipping, tangent Gaussian noise): same parameters, draws and
-    result (history, event, info); ``maps="retraction"`` off the sphere and Stiefel raises ``ValueError``."""
+    result (history, event, info); ``maps="retraction"`` off the sphere and Stiefel raises ``ValueError``.
+    """
     where = "dp_rgd (verified)"
     fused_settings_only(where, "prirfed.reference.trainers.rgd", rng)
     arr = problem_arrays(where, problem, maps)

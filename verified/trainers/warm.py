@@ -27,13 +27,41 @@ GEOMETRIES = tuple(COMPILE_SECONDS)
 
 
 def compile_seconds(geometry: str) -> int:
-    """The measured cold-compile time of one loop for ``geometry`` (seconds of CPU)."""
+    """The measured cold-compile time of one loop for ``geometry`` (seconds of CPU).
+
+    Helper, not a paper formula: a measured constant.
+
+    Parameters
+    ----------
+    geometry : str
+        Geometry name (``sphere``, ``spd``, ...).
+
+    Returns
+    -------
+    int
+        Seconds (30 for an unknown geometry).
+    """
     return COMPILE_SECONDS.get(geometry, 30)
 
 
 def marker_path(dispatcher, dims) -> str | None:
     """Where the marker of (loop, geometry) lives: beside the loop's Numba cache index, named with the
-    sources' stamp of :func:`prirfed.verified.jitcache.dependency_stamp` (None: no disk cache)."""
+    sources' stamp of :func:`prirfed.verified.jitcache.dependency_stamp` (None: no disk cache).
+
+    Helper, not a paper formula: cache bookkeeping.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        A fused loop (Numba dispatcher).
+    dims : named tuple
+        The geometry (a class of :mod:`prirfed.verified.trainers.families`).
+
+    Returns
+    -------
+    str or None
+        The path, or ``None`` without a disk cache.
+    """
     from prirfed.verified.jitcache import dependency_stamp
 
     from .families import geometry_name
@@ -49,7 +77,17 @@ def marker_path(dispatcher, dims) -> str | None:
 
 
 def mark_compiled(dispatcher, dims) -> None:
-    """Record that (loop, geometry) is in the cache (after a successful call)."""
+    """Record that (loop, geometry) is in the cache (after a successful call).
+
+    Helper, not a paper formula: cache bookkeeping.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        A fused loop (Numba dispatcher).
+    dims : named tuple
+        The geometry.
+    """
     p = marker_path(dispatcher, dims)
     if p is not None and not os.path.exists(p):
         try:
@@ -62,7 +100,22 @@ def mark_compiled(dispatcher, dims) -> None:
 
 def announce_compile(dispatcher, dims) -> bool:
     """Print the cold-start message to stderr if (loop, geometry) has no marker in the cache; returns
-    whether it did. Silent once the loop has run in this process or in this cache."""
+    whether it did. Silent once the loop has run in this process or in this cache.
+
+    Helper, not a paper formula: a message.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        A fused loop (Numba dispatcher).
+    dims : named tuple
+        The geometry.
+
+    Returns
+    -------
+    bool
+        Whether the message was printed.
+    """
     from .families import geometry_name
 
     if (dispatcher.py_func.__name__, type(dims)) in _SEEN:
@@ -80,7 +133,17 @@ def announce_compile(dispatcher, dims) -> bool:
 @contextmanager
 def compiling(dispatcher, dims):
     """``with compiling(loop, dims): loop(...)``: the message before a cold compile, the marker after
-    a successful call."""
+    a successful call.
+
+    Helper, not a paper formula: a context manager.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        A fused loop (Numba dispatcher).
+    dims : named tuple
+        The geometry.
+    """
     announce_compile(dispatcher, dims)
     yield
     key = (dispatcher.py_func.__name__, type(dims))

@@ -15,7 +15,27 @@ __all__ = ["warmup", "GEOMETRIES"]
 
 def warmup(geometries=GEOMETRIES, *, verbose=True) -> list:
     """Run every verified trainer once on a tiny problem of each geometry (compiling or loading the
-    loops). Returns the (geometry, trainer) pairs run."""
+    loops). Returns the (geometry, trainer) pairs run.
+
+    Helper, not a paper formula: ahead-of-time compilation.
+
+    Parameters
+    ----------
+    geometries : sequence of str, optional
+        Geometry names (default: all of ``GEOMETRIES``).
+    verbose : bool, optional
+        Say on stderr what is compiled.
+
+    Returns
+    -------
+    list of tuple
+        The (geometry, trainer) pairs run.
+
+    Raises
+    ------
+    ValueError
+        If a geometry name is unknown.
+    """
     import numpy as np
 
     from prirfed.reference.manifolds import SPD, Lorentz
