@@ -186,8 +186,11 @@ def run_deployment(job: dict, *, workdir=None, timeout: float = 600.0, log=None)
     result_path = (work / "result.json").resolve()
     if result_path.exists():
         result_path.unlink()
+    # the SuperLink starts its own helpers (flower-superexec) by name: the interpreter's scripts folder
+    # goes first on PATH, so a venv that is not activated (CI calls .venv/bin/python) still finds them
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     env = dict(os.environ, FLWR_HOME=str(home), FLWR_TELEMETRY_ENABLED="0", PRIRFED_FLOWER_TIMEOUT=str(timeout),
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PATH=path)
     procs = []
     logs = []
 
