@@ -385,7 +385,7 @@ def stacked_view(arrays) -> np.ndarray:
     """All agents' samples as one array of shape ``(sum N_i, *inner)``: a view of their common buffer when
     they are stacked (:func:`is_stacked`, always the case for the arrays of :func:`agent_arrays`;
     writeable exactly when the buffer is, so that the compiled loops see one array type), else one
-    concatenated copy. The verified trainers read the data through this view and never write it:
+    C-ordered concatenated copy. The verified trainers read the data through this view and never write it:
     no per-call copy.
 
     Helper, not a paper formula: storage of the agents' data.
@@ -402,7 +402,9 @@ def stacked_view(arrays) -> np.ndarray:
     """
     arrays = list(arrays)
     if not is_stacked(arrays):
-        return np.concatenate(arrays, axis=0)
+        # C-ordered like the view (concatenating Fortran-ordered blocks can give a Fortran-ordered
+        # result, which the compiled loops would take as a second array type)
+        return np.ascontiguousarray(np.concatenate(arrays, axis=0))
     inner = arrays[0].shape[1:]
     n = sum(int(a.shape[0]) for a in arrays)
     strides = (int(np.prod(inner, dtype=np.int64)) * 8,) + tuple(int(np.prod(inner[k + 1:], dtype=np.int64)) * 8

@@ -66,27 +66,20 @@ class FusedArrays(NamedTuple):
     ps: np.ndarray
 
 
-def _c_order(Z: np.ndarray) -> np.ndarray:
-    """``Z`` itself when it is C-contiguous (the stacked view of the agents' buffer), else one C-ordered
-    copy: the compiled loops take C-ordered data, so a Fortran-ordered array (one agent's transposed
-    data) would compile a second specialisation of every loop (tests/verified/test_compile_once.py)."""
-    return Z if Z.flags.c_contiguous else np.ascontiguousarray(Z)
-
-
 def _data(where, problem):
     """(geometry kind, Z, C, inner dims) of a supported problem, built from its own storage."""
     N_i = [int(k) for k in problem.sizes]
     if isinstance(problem, SpherePCA) and isinstance(problem.manifold, Sphere):
-        return "sphere", _c_order(stacked_view(problem.Z)), np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
+        return "sphere", stacked_view(problem.Z), np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
     if isinstance(problem, StiefelKPCA) and isinstance(problem.manifold, Stiefel):
-        return "stiefel", _c_order(stacked_view(problem.Z)), np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
+        return "stiefel", stacked_view(problem.Z), np.repeat(np.asarray(problem.c, dtype=np.float64), N_i)
     if isinstance(problem, SPDFrechetMean) and isinstance(problem.manifold, SPD):
         n = int(problem.n)
-        Z = _c_order(stacked_view(problem.Z))
+        Z = stacked_view(problem.Z)
         return "spd", Z.reshape(Z.shape[0], n * n), np.full(sum(N_i), float(problem.c))
     if isinstance(problem, HyperbolicStructuredPrediction) and isinstance(problem.manifold, Lorentz):
         C = np.ascontiguousarray(np.concatenate([np.asarray(a, dtype=np.float64) for a in problem.alpha]))
-        return "lorentz", _c_order(stacked_view(problem.Y)), C
+        return "lorentz", stacked_view(problem.Y), C
     raise ValueError(f"{where}: the verified trainers support SpherePCA, SPDFrechetMean, "
                      f"HyperbolicStructuredPrediction and StiefelKPCA (got {type(problem).__name__} on "
                      f"{type(problem.manifold).__name__})")
