@@ -14,6 +14,9 @@ Data (config keys ``data``, ``data_path``, ``data_note``), resolved when the con
 - ``"pathmnist"``: the training split of a MedMNIST ``pathmnist.npz`` (``data_path``, default
   ``shared_data_dir()/pathmnist.npz``), 9 x 9 ``rgb9`` descriptors (:mod:`...data.descriptors`),
   the paper's sizes;
+- ``data_path`` is ``None`` when the file is the shared data folder's own (``pathmnist.npz`` or the
+  MNIST t10k images): the folder is found again at run time (``$PRIRFED_DATA`` or ``../shared/data``),
+  so a configuration, and its hash, do not depend on where a machine keeps that folder;
 - otherwise (PathMNIST is not available offline) ``"mnist"``: the 10,000 MNIST t10k images of the
   shared data folder, gray-scale 7 x 7 ``gray7`` descriptors (TPM06's texture variant, as MNIST has
   no colour), with N halved, (N, N_i) = (25, 400), (50, 200), so that N_i, hence sigma_i, is the
@@ -46,12 +49,15 @@ from . import validate as v
 from .core import Check, experiment
 from .spd_common import run_spd_trial, spd_config, spd_report, validate_common
 
-__all__ = ["EXPERIMENT", "resolve_data", "load_images", "DATA_SOURCES"]
+__all__ = ["EXPERIMENT", "resolve_data", "data_file", "load_images", "DATA_SOURCES", "SHARED_FILES"]
 
 NAME = "prirfed-fig4"
 DATA_SOURCES = ("pathmnist", "mnist", "digits")
 FEATURES = {"pathmnist": "rgb9", "mnist": "gray7", "digits": "gray7"}
 SCALES = {"pathmnist": 255.0, "mnist": 255.0, "digits": 16.0}
+
+#: a source's file inside the shared data folder (used when ``data_path`` is ``None``)
+SHARED_FILES = {"pathmnist": "pathmnist.npz", "mnist": MNIST_T10K_IMAGES}
 
 #: (n_images, scenarios) of mode full per source
 FULL_SIZES = {
@@ -63,17 +69,18 @@ FULL_SIZES = {
 
 def resolve_data(path=None) -> tuple[str, str | None, str]:
     """(source, path, note): PathMNIST if ``path`` (or ``shared_data_dir()/pathmnist.npz``) is a file,
-    else MNIST t10k of the shared data folder, else scikit-learn's digits."""
+    else MNIST t10k of the shared data folder, else scikit-learn's digits. ``path`` is ``None`` for
+    the shared folder's files (found again by :func:`data_file` at run time)."""
     sd = shared_data_dir()
     if path is not None:
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"{NAME}: data_path {str(path)!r} is not a file (give a MedMNIST pathmnist.npz or leave it unset)")
         return "pathmnist", str(p), "PathMNIST training split from the given path (000's data set)"
-    if sd is not None and (sd / "pathmnist.npz").is_file():
-        return "pathmnist", str(sd / "pathmnist.npz"), "PathMNIST training split from the shared data folder (000's data set)"
+    if sd is not None and (sd / SHARED_FILES["pathmnist"]).is_file():
+        return "pathmnist", None, "PathMNIST training split from the shared data folder (000's data set)"
     if sd is not None and (sd / MNIST_T10K_IMAGES).is_file() and (sd / MNIST_T10K_LABELS).is_file():
-        return ("mnist", str(sd / MNIST_T10K_IMAGES),
+        return ("mnist", None,
                 "PathMNIST is not available: SUBSTITUTE data, 7x7 gray-scale covariance descriptors of the 10,000 MNIST "
                 "t10k images (shared data folder); N halved so that N_i (hence sigma_i) is the paper's")
     return ("digits", None,
@@ -96,14 +103,32 @@ def make_config(mode: str, seed: int, backend: str) -> dict:
     return base
 
 
+def data_file(source: str, path: str | None) -> Path | None:
+    """The file a configuration reads: ``path`` if given, else the source's file in the shared data
+    folder; ``None`` for ``"digits"`` (bundled with scikit-learn). ValueError if it is not a file."""
+    if source not in DATA_SOURCES:
+        raise ValueError(f"{NAME}: data must be one of {DATA_SOURCES} (got {source!r})")
+    if source == "digits":
+        return None
+    if path is not None:
+        if not isinstance(path, str) or not Path(path).is_file():
+            raise ValueError(f"{NAME}: data {source!r}: data_path {path!r} is not an existing file")
+        return Path(path)
+    sd = shared_data_dir()
+    if sd is None or not (sd / SHARED_FILES[source]).is_file():
+        raise ValueError(f"{NAME}: data {source!r} with data_path None reads {SHARED_FILES[source]} of the shared data "
+                         f"folder ($PRIRFED_DATA or ../shared/data), which is not there (folder: {sd}); give data_path")
+    return sd / SHARED_FILES[source]
+
+
 @functools.lru_cache(maxsize=4)
 def load_images(source: str, path: str | None) -> np.ndarray:
     """All images of the source: (n, 28, 28, 3) uint8 (PathMNIST train), (n, 28, 28) uint8 (MNIST),
     (1797, 8, 8) float in 0..16 (digits). Cached per process."""
     if source == "pathmnist":
-        return load_pathmnist(path, "train")[0]
+        return load_pathmnist(data_file(source, path), "train")[0]
     if source == "mnist":
-        p = Path(path)
+        p = data_file(source, path)
         return load_mnist(p, p.parent / Path(MNIST_T10K_LABELS).name)[0]
     if source == "digits":
         return load_digits()[0].reshape(-1, 8, 8)
@@ -113,9 +138,7 @@ def load_images(source: str, path: str | None) -> np.ndarray:
 def trial_specs(config: dict) -> list:
     where = NAME
     v.check_choice(where, "data", config["data"], DATA_SOURCES)
-    if config["data"] in ("pathmnist", "mnist"):
-        if not isinstance(config["data_path"], str) or not Path(config["data_path"]).is_file():
-            raise ValueError(f"{where}: data {config['data']!r} needs data_path, an existing file (got {config['data_path']!r})")
+    data_file(config["data"], config["data_path"])
     n = v.check_int(where, "n_images", config["n_images"], 1)
     v.check_positive(where, "descriptor_eps", config["descriptor_eps"])
     validate_common(where, config, n)

@@ -86,7 +86,8 @@ def test_pathmnist_file_gives_9x9_descriptors(tmp_path):
 
 @pytest.mark.parametrize("overrides, message", [
     (dict(data="cifar"), "data must be one of"),
-    (dict(data="pathmnist", data_path=None), "data 'pathmnist' needs data_path"),
+    (dict(data="pathmnist", data_path="/no/such/pathmnist.npz"), "data 'pathmnist': data_path '/no/such/pathmnist.npz' is not an existing file"),
+    (dict(data="mnist", data_path=3), "data 'mnist': data_path 3 is not an existing file"),
     (dict(data="digits", n_images=5000), "n_images = 5000 exceeds the 1797 images of 'digits'"),
     (dict(scenarios=[[2, 400]]), "needs N * N_i = 800 samples, only 600 available"),
     (dict(descriptor_eps=0.0), "descriptor_eps must be a positive finite number"),
@@ -95,6 +96,36 @@ def test_pathmnist_file_gives_9x9_descriptors(tmp_path):
 def test_bad_configuration_is_a_clear_error(tmp_path, overrides, message):
     with pytest.raises(ValueError, match="prirfed-fig4: .*" + re.escape(message)):
         _run(tmp_path / "bad", overrides=overrides)
+
+
+def test_shared_folder_file_without_the_folder_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRIRFED_DATA", str(tmp_path))  # an empty folder: no pathmnist.npz, no MNIST
+    with pytest.raises(ValueError, match=r"prirfed-fig4: data 'pathmnist' with data_path None reads pathmnist.npz "
+                                         r"of the shared data folder .*which is not there"):
+        _run(tmp_path / "bad", overrides=dict(data="pathmnist", data_path=None))
+
+
+def test_configuration_does_not_depend_on_where_the_shared_folder_is(tmp_path, monkeypatch):
+    """The committed outputs' hash must hold on every machine (CI keeps the folder elsewhere): the same
+    files under another folder give the same configuration and hash, and are the files read."""
+    from prirfed.experiments import EXPERIMENTS
+    from prirfed.experiments.core import config_hash
+    from prirfed.experiments.prirfed_fig4 import SHARED_FILES, data_file
+    from prirfed.reference.data.real import MNIST_T10K_IMAGES, MNIST_T10K_LABELS, shared_data_dir
+    sd = shared_data_dir()
+    if sd is None or not (sd / MNIST_T10K_IMAGES).is_file() or not (sd / MNIST_T10K_LABELS).is_file():
+        pytest.skip("the shared data folder with MNIST t10k is absent (the configuration then uses digits)")
+    here = EXPERIMENTS["prirfed-fig4"].make_config("quick", 0, "verified")
+    assert here["data"] in ("mnist", "pathmnist") and here["data_path"] is None
+    other = tmp_path / "elsewhere"
+    for name in (MNIST_T10K_IMAGES, MNIST_T10K_LABELS, "pathmnist.npz"):
+        if (sd / name).is_file():
+            (other / name).parent.mkdir(parents=True, exist_ok=True)
+            (other / name).symlink_to(sd / name)
+    monkeypatch.setenv("PRIRFED_DATA", str(other))
+    there = EXPERIMENTS["prirfed-fig4"].make_config("quick", 0, "verified")
+    assert there == here and config_hash(there) == config_hash(here)
+    assert data_file(there["data"], there["data_path"]) == other / SHARED_FILES[there["data"]]
 
 
 def test_missing_pathmnist_path_is_a_clear_error(tmp_path):
