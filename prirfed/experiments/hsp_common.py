@@ -40,9 +40,8 @@ DATA_KEYS = ("seed", "data", "tree_branching", "tree_depth", "test_word", "r", "
              "lam", "gamma_rule", "v_bar", "kernel", "M", "eps", "delta", "K", "m", "calibrate", "accountant")
 #: ``feature_scale``: "median_unit" (Figures 5/6's default) divides the eigenmap features by the
 #: median pairwise distance of the training features (:func:`scale_features`); "none" keeps them as
-#: computed. A configuration without the key (the frontier's, built from DATA_KEYS) gets "none": with
-#: scaled features the frontier's private HSP runs overflow Lorentz.exp (quick mode, trial 106), which
-#: the frontier does not yet record as a divergence.
+#: computed. A configuration without the key gets "none" (the frontier's carries it: it uses the
+#: scaled features of Figures 5/6).
 FEATURE_SCALES = ("median_unit", "none")
 #: kernel widths v of the sensitivity table (:func:`width_sweep`), in units of the scaled features
 WIDTH_SWEEP = (0.1, 0.2, 0.3, 0.5, 1.0)

@@ -30,7 +30,7 @@ from prirfed.reference.manifolds.lorentz_rows import dist_rows
 
 from . import hsp_common as hsp
 from .core import Check, experiment, write_csv
-from .plots import finish, new_figure
+from .plots import finish, new_figure, place_labels
 
 __all__ = ["EXPERIMENT", "poincare", "best_runs", "nearer_fraction"]
 
@@ -153,6 +153,9 @@ def _plot(out, config, st, results, best, methods):
     pt = poincare(st["y_true"])[0]
     ph = poincare(st["h_w"])[0]
     preds = {m: poincare(results[best[m]]["runs"][m]["x_out"])[0] for m in methods if m in best}
+    pts = np.vstack([pt, ph] + [preds[m] for m in preds])
+    centre = pts.mean(axis=0)
+    half = max(0.05, 1.3 * float(np.max(np.abs(pts - centre))))
     fig, grid = new_figure(1, 2, 11.0, 5.4)
     axes = grid[0]
     theta = np.linspace(0.0, 2.0 * np.pi, 400)
@@ -167,22 +170,17 @@ def _plot(out, config, st, results, best, methods):
             ax.scatter([preds[m][0]], [preds[m][1]], marker=mk, s=90, color=c, edgecolor="k", zorder=6,
                        label=f"{hsp.LABELS[m]} (best of {len(results)} runs)")
         ax.set_aspect("equal")
-    for name in LABELLED:
-        i = data.names.index(name) if name in data.names else None
-        if i is not None:
-            axes[0].annotate(name.split(".")[0], P[i], fontsize=7)
     axes[0].set_xlim(-1.05, 1.05)
     axes[0].set_ylim(-1.05, 1.05)
+    axes[1].set_xlim(centre[0] - half, centre[0] + half)
+    axes[1].set_ylim(centre[1] - half, centre[1] + half)
+    marks = [pt, ph, *preds.values()]
+    shown = [i for i in (data.names.index(n) for n in LABELLED if n in data.names)]
+    place_labels(axes[0], P[shown], [data.names[i].split(".")[0] for i in shown], avoid=marks, fontsize=7)
     axes[0].set_title("(a) full embeddings")
-    pts = np.vstack([pt, ph] + [preds[m] for m in preds])
-    c = pts.mean(axis=0)
-    half = max(0.05, 1.3 * float(np.max(np.abs(pts - c))))
-    axes[1].set_xlim(c[0] - half, c[0] + half)
-    axes[1].set_ylim(c[1] - half, c[1] + half)
-    near = np.nonzero((np.abs(P[:, 0] - c[0]) < half) & (np.abs(P[:, 1] - c[1]) < half))[0]
-    for i in near[:40]:
-        if i != data.test:
-            axes[1].annotate(data.names[i].split(".")[0], P[i], fontsize=6, color="0.35")
+    near = [i for i in np.nonzero((np.abs(P[:, 0] - centre[0]) < half) & (np.abs(P[:, 1] - centre[1]) < half))[0][:40]
+            if i != data.test]
+    place_labels(axes[1], P[near], [data.names[i].split(".")[0] for i in near], avoid=marks, fontsize=6, color="0.35")
     axes[1].set_title(f"(b) partial embeddings around '{st['test_name']}'")
     axes[1].legend(fontsize=7, loc="best")
     finish(fig, out, "fig6", data=hsp.data_title(config)[len("data: "):])

@@ -181,3 +181,38 @@ def test_verdicts_of_panel_a_depend_on_the_movement_check(tmp_path, moved_min):
     else:
         assert all(rows[c] == "yes" for c in moved)
         assert "did not move from w0" not in (out / "summary.md").read_text()
+
+
+def _panel_b_results(rgd, fm):
+    """Results of panel (b) with the given excesses per n (lists of per-run values), in the layout of
+    _panel_b; the privacy entries are those of a run that meets its eps."""
+    out = []
+    for n in sorted(rgd):
+        priv = {"dp_rgd": dict(eps_paper=0.1, delta=1e-3, eps_rigorous=0.05, eps_rigorous_paper_L0=0.05, radius=4.0),
+                "dp_fm": dict(eps_paper=0.1, delta=0.0, eps_rigorous=0.1, radius=1.0)}
+        out.append(dict(panel="b", n=n, T=n, sigma=1.0, fm_sigma=1.0, optimum_grad_norm=0.0, f_star=0.0,
+                        excess={"dp_rgd": list(rgd[n]), "dp_fm": list(fm[n])}, privacy=priv))
+    return out
+
+
+@pytest.mark.parametrize("spread, expect", [(1.05, "yes"), (1e4, "inconclusive")])
+def test_panel_b_verdicts_need_the_trials_margin(tmp_path, spread, expect):
+    """Panel (b)'s three comparisons are decided on log excess with the trials' margin: the same means
+    ordering (DP-FM 100 x DP-RGD at n = 20, 10 x at n = 40; both decrease with n) is "yes" when the
+    runs agree to a factor 1.05 and "inconclusive" when they scatter by a factor 1e4 (the old rule
+    compared means only and said "yes" to both). False-alarm rate: the one-sided 1% t test per
+    comparison (verdicts.LEVEL); the inputs are fixed, so the outcome is deterministic."""
+    from prirfed.experiments.dprgd_fig1 import EXPERIMENT, log_excess
+
+    config = EXPERIMENT.make_config("tiny", 0, "reference")
+    config.update(panels=["b"], b_n_grid=[20, 40], repeats=4)
+    f = [1.0, spread, 1.0 / spread, 1.0]
+    rgd = {20: [0.5 * x for x in f], 40: [0.05 * x for x in f]}
+    fm = {20: [50.0 * x for x in reversed(f)], 40: [0.5 * x for x in f]}
+    checks = EXPERIMENT.report(config, _panel_b_results(rgd, fm), tmp_path)
+    verdict = {c.claim: c.shown for c in checks}
+    word = {True: "yes", False: "**no**", None: "inconclusive"}
+    compared = [c for c in verdict if c.startswith("(b)") and ("smaller excess" in c or "decreases" in c or "largest" in c)]
+    assert len(compared) == 4
+    assert {word[verdict[c]] for c in compared} == {expect}
+    assert log_excess([math.e, 0.0, -1.0]) == [1.0, -math.inf, -math.inf]

@@ -133,8 +133,22 @@ def test_report_on_constructed_excesses(tmp_path):
     # not at 30 (a diverged repeat), so the frontier is 400, not 40
     assert summary[1.0]["frontier_total"] == "400" and summary[3.0]["frontier_total"] == "400"
     assert [ch.shown for ch in checks if "meets its eps" in ch.claim] == [True]
+    # both eps reached (400, 400): the monotonicity check compares them
+    assert [ch.shown for ch in checks if "does not grow with eps" in ch.claim] == [True]
     for stem in ("frontier", "frontier_sizes", "curves"):
         assert (tmp_path / f"{stem}.png").is_file()
+
+
+@pytest.mark.parametrize("reached_at, expect", [((), None), ((1.0,), None), ((1.0, 3.0), True)])
+def test_monotonicity_check_needs_two_reached_eps(tmp_path, reached_at, expect):
+    """"The frontier size does not grow with eps" compares reached sizes: with fewer than two eps
+    reached it is inconclusive (None), not a vacuous yes (the quick HSP row reaches no eps)."""
+    config = dict(fr.make_config("tiny", 0, "reference"), eps=[1.0, 3.0], repeats=4)
+    config["problems"] = {"sphere_synthetic": dict(tau=1.0, alpha=1.0, N_i=[10, 30])}
+    low, high = [0.01, 0.02, 0.03, 0.02], [0.5, 0.6, 0.55, 0.52]
+    excess = {(n, e): (low if e in reached_at else high) for n in (10, 30) for e in (1.0, 3.0)}
+    checks = fr.report(config, _constructed_results(config, excess), tmp_path)
+    assert [ch.shown for ch in checks if "does not grow with eps" in ch.claim] == [expect]
 
 
 def test_hsp_subsets_follow_figures_5_and_6():
@@ -240,3 +254,47 @@ def test_bad_configuration_is_a_clear_error(tmp_path):
         run_tiny("frontier", tmp_path / "a", overrides=dict(problems=dict(sphere_synthetic=dict(tau=2.0, alpha=1.0, N_i=[30, 10]))))
     with pytest.raises(ValueError, match="frontier: accountant must be one of"):
         run_tiny("frontier", tmp_path / "b", overrides=dict(accountant="moments"))
+
+
+def test_hsp_smoothness_bounds_every_agents_curvature_and_is_attained_by_one_node():
+    """hsp_smoothness(problem, M) = max_i (2 zeta(-1, M) / N_i) sum_j |alpha_ij| bounds the second
+    derivative of every agent's f_i along unit-speed geodesics through points near the data
+    (independent truth: central second differences of f_i(Exp_x(t v)), t = 1e-4, error ~1e-6); for
+    one node with weight 1 the tangential curvature 2 M coth M at distance M attains the bound."""
+    from types import SimpleNamespace
+
+    from prirfed.reference.manifolds import Lorentz
+    config = fr.make_config("tiny", 0, "reference")
+    rng = np.random.default_rng(11)
+    problem, _, _ = fr._problem("hsp", 4, 8, config, rng)
+    M = config["hsp"]["M"]
+    L = fr.hsp_smoothness(problem, M)
+    H = problem.manifold
+    worst = 0.0
+    for i in range(problem.N):
+        Y = problem.Y[i]
+        f_i = lambda x: sum(float(a) * H.dist(x, y) ** 2 for a, y in zip(problem.alpha[i], Y)) / len(Y)
+        for _ in range(20):
+            x = Y[int(rng.integers(len(Y)))]
+            x = H.exp(x, 0.3 * H.proj(x, rng.standard_normal(x.size)))
+            if max(H.dist(x, y) for y in Y) > M:
+                continue
+            u = H.proj(x, rng.standard_normal(x.size))
+            u = u / H.norm(x, u)
+            t = 1e-4
+            d2 = (f_i(H.exp(x, t * u)) - 2 * f_i(x) + f_i(H.exp(x, -t * u))) / t ** 2
+            worst = max(worst, abs(d2))
+    assert 0 < worst <= L * (1 + 1e-4)
+    # one node, weight 1: f(x) = dist^2(x, y); at dist M in a direction orthogonal to the geodesic to y
+    H2 = Lorentz(2)
+    y = np.array([1.0, 0.0, 0.0])
+    x = H2.exp(y, np.array([0.0, M, 0.0]))  # (cosh M, sinh M, 0)
+    single = SimpleNamespace(alpha=[np.array([1.0])])
+    assert math.isclose(fr.hsp_smoothness(single, M), 2 * M / math.tanh(M), rel_tol=1e-12)
+    u = np.array([0.0, 0.0, 1.0])  # tangent at x (orthogonal to x's spatial direction), unit
+    t = 1e-4
+    g = lambda z: H2.dist(z, y) ** 2
+    d2 = (g(H2.exp(x, t * u)) - 2 * g(x) + g(H2.exp(x, -t * u))) / t ** 2
+    assert math.isclose(d2, 2 * M / math.tanh(M), rel_tol=1e-5)
+    with pytest.raises(ValueError, match="hsp_smoothness: M must be a positive finite number"):
+        fr.hsp_smoothness(problem, 0.0)
