@@ -70,10 +70,10 @@ LABEL_OFFSETS = ((4, 2), (-4, 2), (0, 6), (0, -9), (4, -9), (-4, -9), (4, 8), (-
 
 
 def place_labels(ax, points, texts, avoid=(), **text_kw) -> list:
-    """Annotate ``points`` (n x 2, data coordinates) with ``texts`` so that no two labels overlap and no
-    label covers a point of ``avoid`` (markers): each label takes the first offset of
-    ``LABEL_OFFSETS`` whose box (measured by the figure's renderer) meets no earlier label and no
-    avoided point; a label that fits nowhere is left out (a crowded area loses labels, it does not
+    """Annotate ``points`` (n x 2, data coordinates) with ``texts`` so that no two labels overlap, no
+    label covers a point of ``avoid`` (markers) and none is cut by the axes' frame: each label takes
+    the first offset of ``LABEL_OFFSETS`` whose box (measured by the figure's renderer) lies inside
+    the axes and meets no earlier label and no avoided point; a label that fits nowhere is left out (a crowded area loses labels, it does not
     garble them). Returns the texts placed. Keyword arguments go to ``ax.annotate``."""
     fig = ax.figure
     if not hasattr(fig.canvas, "get_renderer"):  # a bare Figure (new_figure): measure text with Agg
@@ -82,13 +82,15 @@ def place_labels(ax, points, texts, avoid=(), **text_kw) -> list:
         FigureCanvasAgg(fig)
     renderer = fig.canvas.get_renderer()
     avoid_px = [ax.transData.transform(np.asarray(q, dtype=np.float64)) for q in avoid]
+    frame = ax.get_window_extent(renderer)  # labels stay inside the axes (not cut at the frame)
     taken, placed = [], []
     for q, text in zip(np.asarray(points, dtype=np.float64), texts):
         for dx, dy in LABEL_OFFSETS:
             ha = "right" if dx < 0 else ("center" if dx == 0 else "left")
             a = ax.annotate(text, q, xytext=(dx, dy), textcoords="offset points", ha=ha, **text_kw)
             box = a.get_window_extent(renderer).expanded(1.05, 1.1)
-            if (not any(box.overlaps(b) for b in taken)
+            if (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+                    and not any(box.overlaps(b) for b in taken)
                     and not any(box.x0 - 6 <= x <= box.x1 + 6 and box.y0 - 6 <= y <= box.y1 + 6 for x, y in avoid_px)):
                 taken.append(box)
                 placed.append(text)

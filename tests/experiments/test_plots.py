@@ -39,3 +39,15 @@ def test_a_crowd_drops_labels_and_the_kept_ones_are_disjoint():
     assert 1 <= len(placed) < 30 and len(ax.texts) == len(placed)
     boxes = _boxes(ax)
     assert all(not boxes[i].overlaps(boxes[j]) for i in range(len(boxes)) for j in range(i))
+
+
+def test_a_label_at_the_right_edge_goes_left_inside_the_frame():
+    fig, axes = new_figure(1, 1, 4.0, 4.0)
+    ax = axes[0, 0]
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    assert place_labels(ax, [[0.99, 0.5]], ["a_long_label"], fontsize=7) == ["a_long_label"]
+    (box,) = _boxes(ax)
+    frame = ax.get_window_extent(ax.figure.canvas.get_renderer())
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+    assert ax.texts[0].get_ha() == "right"
