@@ -25,6 +25,8 @@ import inspect
 import types
 import warnings
 
+import numpy as np
+
 from prirfed.reference.trainers import prirfed as _ref_prirfed
 from prirfed.reference.trainers import rfed as _ref_rfed
 from prirfed.reference.trainers import rgd as _ref_rgd
@@ -84,7 +86,8 @@ def refusal(name, arguments):
 
     if name not in _REFERENCE:
         raise ValueError(f"refusal: unknown trainer {name!r} (expected one of {TRAINER_NAMES})")
-    if name == "rgd" and arguments.get("armijo", False):
+    armijo = arguments.get("armijo", False)
+    if name == "rgd" and isinstance(armijo, (bool, np.bool_)) and armijo:  # any other value: the trainer's ValueError
         return "armijo=True (the Armijo line search is reference-only)"
     problem = arguments["problem"]
     try:
@@ -93,7 +96,7 @@ def refusal(name, arguments):
         return (f"the problem {type(problem).__name__} on {type(getattr(problem, 'manifold', None)).__name__} "
                 "(fused: SpherePCA, SPDFrechetMean, HyperbolicStructuredPrediction, StiefelKPCA)")
     maps = arguments.get("maps", "exp")
-    if maps == "retraction":
+    if isinstance(maps, str) and maps == "retraction":  # never an element-wise comparison
         try:
             problem_arrays("backend", problem, maps)
         except ValueError:
@@ -145,8 +148,8 @@ def trainers(backend: str = "verified") -> types.SimpleNamespace:
     ValueError
         If ``backend`` is neither.
     """
-    if backend == "reference":
+    if isinstance(backend, str) and backend == "reference":
         return types.SimpleNamespace(backend="reference", **_REFERENCE)
-    if backend == "verified":
+    if isinstance(backend, str) and backend == "verified":
         return types.SimpleNamespace(backend="verified", **{n: _dispatching(n) for n in TRAINER_NAMES})
     raise ValueError(f"trainers: backend must be 'verified' or 'reference' (got {backend!r})")

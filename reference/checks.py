@@ -22,7 +22,11 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_int", "check_positive", "check_real"]
+__all__ = ["check_int", "check_positive", "check_real", "real_or_nan", "INT_MAGNITUDE_MAX"]
+
+#: the largest magnitude ``check_int`` accepts: counts, sizes and indices reach the fused loops as
+#: int64 (a larger value would overflow there, and no count this large can be run)
+INT_MAGNITUDE_MAX = 2**62
 
 
 def _scalar(value):
@@ -32,12 +36,45 @@ def _scalar(value):
     return value
 
 
+def real_or_nan(value) -> float:
+    """``value`` as a ``float`` if it is a real number, else NaN (for range checks).
+
+    A real number is a Python or NumPy integer or float, or a 0-d array of one; a bool is not. For
+    range checks written ``not (lo <= v <= hi)``: a ``None``, string, bool, complex number or
+    sequence then fails the caller's test and is reported with the caller's message and the value
+    as given. An integer beyond the float64 range becomes +-inf.
+
+    Parameters
+    ----------
+    value : object
+        The value to read.
+
+    Returns
+    -------
+    float
+        ``float(value)``, +-inf for an integer too large for a float, NaN for anything not real.
+
+    Examples
+    --------
+    >>> real_or_nan(3), real_or_nan(True), real_or_nan("1"), real_or_nan(10**400)
+    (3.0, nan, nan, inf)
+    """
+    value = _scalar(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond float64
+        return math.inf if value > 0 else -math.inf
+
+
 def check_int(where: str, name: str, value, low: int = 1, high: int | None = None) -> int:
     """``value`` as an ``int`` in ``[low, high]``.
 
     Accepts Python and NumPy integers and floats with an integral value (``3.0``); refuses bools,
-    ``None``, strings, NaN, infinities and fractions with "must be an integer", and values out of
-    range with the bound and the distance to it.
+    ``None``, strings, NaN, infinities and fractions with "must be an integer", magnitudes above
+    :data:`INT_MAGNITUDE_MAX` = 2^62 (counts and indices reach the fused loops as int64, and no
+    count that large can be run), and values out of range with the bound and the distance to it.
 
     Parameters
     ----------
@@ -70,6 +107,8 @@ def check_int(where: str, name: str, value, low: int = 1, high: int | None = Non
         if not (math.isfinite(v) and v.is_integer()):
             raise ValueError(f"{where}: {name} must be an integer (got {value!r})")
     v = int(value)
+    if abs(v) > INT_MAGNITUDE_MAX:
+        raise ValueError(f"{where}: {name} must be an integer of magnitude <= 2^62 (got {value!r})")
     if high is None:
         if v < low:
             raise ValueError(f"{where}: {name} must be >= {low} (got {name} = {v}, short by {low - v})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .base import Manifold
 
-__all__ = ["Retracted", "geometry"]
+__all__ = ["Retracted", "geometry", "check_maps"]
 
 
 class Retracted(Manifold):
@@ -93,6 +93,34 @@ class Retracted(Manifold):
         return self.base.random_tangent(x, rng)
 
 
+def check_maps(where: str, maps) -> str:
+    """``maps`` if it is the string ``"exp"`` or ``"retraction"``, else ``ValueError``.
+
+    An array or any other object is refused, never compared element-wise. Both twins of every
+    trainer call it, so they refuse the same values with the same message.
+
+    Parameters
+    ----------
+    where : str
+        The trainer that asked, named in the error message.
+    maps : object
+        The value to check.
+
+    Returns
+    -------
+    str
+        ``maps``.
+
+    Raises
+    ------
+    ValueError
+        If ``maps`` is not one of the two strings.
+    """
+    if isinstance(maps, str) and maps in ("exp", "retraction"):
+        return maps
+    raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
+
+
 def geometry(M: Manifold, maps: str, where: str = "geometry") -> Manifold:
     """The geometry a trainer moves with: ``M`` itself for ``maps="exp"``, ``Retracted(M)`` for ``maps="retraction"`` (Li and Ma (2023), Section 5).
 
@@ -115,8 +143,4 @@ def geometry(M: Manifold, maps: str, where: str = "geometry") -> Manifold:
     ValueError
         If ``maps`` is neither.
     """
-    if isinstance(maps, str) and maps == "exp":
-        return M
-    if isinstance(maps, str) and maps == "retraction":
-        return Retracted(M)
-    raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
+    return M if check_maps(where, maps) == "exp" else Retracted(M)

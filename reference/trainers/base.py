@@ -16,12 +16,14 @@ streams, make the identical draws.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
-from prirfed.reference.checks import check_int, check_positive  # noqa: F401 - this module's public names since 0.1
+from prirfed.reference.checks import check_int, check_positive, real_or_nan  # noqa: F401 - check_int, check_positive: this module's public names since 0.1
+from prirfed.reference.manifolds.base import KIND_NAMES, REAL_KINDS
 
 __all__ = [
     "FederatedProblem",
@@ -33,6 +35,12 @@ __all__ = [
     "round_settings",
     "record_schedule",
     "AUTO_RECORD_FACTOR",
+    "check_generator",
+    "check_tau",
+    "check_nonnegative",
+    "is_choice",
+    "real_array",
+    "check_flag",
 ]
 
 #: ``record_every="auto"`` records every ceil(AUTO_RECORD_FACTOR * n / w) rounds, n the number of
@@ -216,9 +224,84 @@ def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.n
     return perm[:k].copy()
 
 
+# ---------------------------------------------------------------------------- argument checks
+# Shared by the reference trainers and their verified twins, which call them from their entry
+# points (the twins' ``where`` ends in " (verified)"), so that both refuse the same arguments with
+# the same one-line ValueError naming the trainer, the parameter and the value (issue 19). The
+# policy: proofs_notes/trainers_interface.md, section "Argument validation".
+
+
+def check_generator(where: str, rng) -> np.random.Generator:
+    """``rng`` if it is a ``numpy.random.Generator``, else ``ValueError`` naming ``where`` (no global
+    or legacy random state, no ``None``)."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{where}: rng must be a numpy.random.Generator (got {type(rng).__name__})")
+    return rng
+
+
+def check_tau(where: str, name: str, value) -> float:
+    """A clipping threshold as a float: a real number >= 2^-1000 (``TAU_MIN`` of
+    :mod:`prirfed.reference.mechanisms`, below which ``clip`` refuses), ``inf`` meaning no clipping;
+    ``None``, strings, bools, complex numbers, NaN, numbers <= 0 and positive numbers below
+    2^-1000 raise ``ValueError`` before the run (the clip inside it would refuse them anyway)."""
+    from prirfed.reference.mechanisms import TAU_MIN
+
+    v = real_or_nan(value)
+    if not v > 0:
+        raise ValueError(f"{where}: clipping threshold {name} must be > 0 (got {value!r})")
+    if v < TAU_MIN:
+        raise ValueError(f"{where}: clipping threshold {name} = {value!r} is below 2^-1000 = {TAU_MIN:.2e} "
+                         "(the clipped entries would be subnormal and their rounding could exceed it)")
+    return v
+
+
+def check_nonnegative(where: str, name: str, value) -> float:
+    """A real number, finite and >= 0 (a noise level sigma, a proximal weight mu), as a float."""
+    v = real_or_nan(value)
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{where}: {name} must be finite and >= 0 (got {value!r})")
+    return v
+
+
+def check_flag(where: str, name: str, value) -> bool:
+    """A yes/no switch (``keep_iterates``, ``armijo``): ``True`` or ``False`` (Python or NumPy bool)
+    only, as a ``bool``; anything else raises ``ValueError`` naming ``where`` (a string such as
+    ``"no"`` would be true, and an array's truth value is an error of its own)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{where}: {name} must be True or False (got {value!r})")
+    return bool(value)
+
+
+def is_choice(value, choices) -> bool:
+    """``value in choices`` for a string or a real number (a Python or NumPy int or float); a bool is
+    never a choice (``True in (1, 2)`` holds in Python), nor is a complex number (``1 + 0j == 1``;
+    the fused loops read the choice as an int), an array, list, tuple, dict, set or any other
+    object (``in`` would compare element-wise and its truth value be meaningless or an error)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, numbers.Real)):
+        return False
+    try:
+        return bool(value in choices)
+    except (TypeError, ValueError):
+        return False
+
+
+def real_array(where: str, name: str, value) -> np.ndarray:
+    """``value`` (a number or a sequence of numbers) as a float64 array with the manifolds' dtype
+    policy: real numbers only, so ``None``, strings, bools and complex numbers raise ``ValueError``
+    naming ``where`` instead of being converted (``np.asarray(True, float)`` is 1.0)."""
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind not in REAL_KINDS or (raw.dtype.kind == "O" and raw.ndim == 0):
+            raise TypeError(KIND_NAMES.get(raw.dtype.kind, f"dtype {raw.dtype}"))
+        return np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{where}: {name} must be a real number or a sequence of them (got {value!r})") from None
+
+
 def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
     """A per-agent setting (sigma_i, b_i, eta_i, tau_i, ...) as a float array of shape (N,): a scalar
-    is repeated N times, a sequence must have N entries (else ``ValueError`` naming ``where``).
+    is repeated N times, a sequence must have N entries (else ``ValueError`` naming ``where``);
+    real numbers only (:func:`real_array`).
 
     Helper, not a paper formula: argument check.
 
@@ -241,9 +324,9 @@ def per_agent(where: str, name: str, value, N: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If ``value`` is neither a scalar nor of length ``N``.
+        If ``value`` is neither a scalar nor of length ``N``, or is not real (:func:`real_array`).
     """
-    arr = np.asarray(value, dtype=np.float64)
+    arr = real_array(where, name, value)
     arr = np.full(N, float(arr)) if arr.ndim == 0 else arr
     if arr.shape != (N,):
         raise ValueError(f"{where}: {name} has shape {arr.shape}, expected a scalar or ({N},)")
@@ -287,9 +370,9 @@ def round_settings(where: str, problem, T, per_round, name: str, option, aggrega
     """
     T = check_int(where, "T", T)
     per_round = check_int(where, name, per_round, 1, problem.N)
-    if option not in (1, 2):
+    if not is_choice(option, (1, 2)):
         raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
-    if aggregation not in ("tangent", "karcher"):
+    if not is_choice(aggregation, ("tangent", "karcher")):
         raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
     return T, per_round
 

@@ -24,15 +24,15 @@ import math
 
 import numpy as np
 
-from prirfed.reference.checks import check_int
+from prirfed.reference.checks import check_int, real_or_nan
 from prirfed.reference.manifolds.retracted import geometry
 
-from prirfed.reference.randomness import Stream, agent_stream, run_key
+from prirfed.reference.randomness import ROLE_AGENT, Stream, agent_stream, run_key
 
-from .base import sample_without_replacement
+from .base import check_nonnegative, check_tau, is_choice, sample_without_replacement
 
 __all__ = ["clip_or_identity", "tangent_noise", "dp_rsgd_local", "dp_rsvrg_local", "rsvrg_local", "check_local_args",
-           "check_option", "local_stream"]
+           "check_option", "check_local_rng", "local_stream"]
 
 
 def clip_or_identity(M, x, v, tau: float):
@@ -97,10 +97,25 @@ def tangent_noise(M, x, sigma: float, rng):
     return sample_tangent_gaussian_closed_form(M, x, sigma, rng)
 
 
+def check_local_rng(where, rng, i):
+    """The ``rng`` a local trainer accepts: a ``numpy.random.Generator``, or agent i's unread
+    :class:`~prirfed.reference.randomness.Stream` (PriRFed passes agent i's stream of round t); else
+    ``ValueError`` naming ``where``. Both twins call it before any draw, so they refuse alike (the
+    fused loop can only open a stream at its start). Returns ``rng``."""
+    if isinstance(rng, Stream):
+        if rng.words != 0 or rng.role != ROLE_AGENT or rng.i != i:
+            raise ValueError(f"{where}: a Stream passed as rng must be agent {i}'s and unread (got {rng!r})")
+        return rng
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{where}: rng must be a numpy.random.Generator or a randomness.Stream "
+                         f"(got {type(rng).__name__})")
+    return rng
+
+
 def local_stream(where, rng, i) -> Stream:
     """The stream a local trainer reads: a :class:`~prirfed.reference.randomness.Stream` as given
     (PriRFed's stream of (round t, agent i)); from a ``numpy.random.Generator``, the run key (one
-    draw) and agent i's stream of round 0.
+    draw) and agent i's stream of round 0 (:func:`check_local_rng` first).
 
     Helper, not a paper formula: stream selection.
 
@@ -121,19 +136,21 @@ def local_stream(where, rng, i) -> Stream:
     Raises
     ------
     ValueError
-        If ``rng`` is neither a Generator nor a Stream.
+        If ``rng`` is neither a Generator nor agent i's unread Stream.
     """
+    rng = check_local_rng(where, rng, i)
     if isinstance(rng, Stream):
         return rng
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"{where}: rng must be a numpy.random.Generator or a randomness.Stream (got {type(rng).__name__})")
     return agent_stream(run_key(rng), 0, i)
 
 
-def check_local_args(where, problem, i, K, sigma, tau, alpha):
+def check_local_args(where, problem, i, K, sigma, alpha, **taus):
     """The arguments both local trainers share: agent i of ``problem``, K >= 1 steps, sigma finite and
-    >= 0, clipping threshold tau > 0 (inf: none), step alpha positive and finite (``ValueError``
-    naming ``where`` otherwise; the verified twins call it too).
+    >= 0, step alpha positive and finite, and the clipping thresholds given by keyword (``tau=`` for
+    DP-RSGD, ``tau0=``, ``tau1=`` for DP-RSVRG), each a number > 0 (inf: none). ``ValueError``
+    naming ``where``, the parameter and the value otherwise; the verified twins call it too.
+
+    Helper, not a paper formula: argument check.
 
     Parameters
     ----------
@@ -142,29 +159,36 @@ def check_local_args(where, problem, i, K, sigma, tau, alpha):
     problem : FederatedProblem
         The federated problem (:mod:`prirfed.reference.problems`).
     i : int
-        Agent index.
+        Agent index, in [0, N-1].
     K : int
         Local iterations, >= 1.
     sigma : float
-        Noise standard deviation (0: no noise, no draw).
-    tau : float
-        Clipping threshold (``inf``: no clipping).
-    alpha : float, sequence or callable
-        Step size: a constant, one per round, or a function of the round.
+        Noise standard deviation, finite and >= 0 (0: no noise, no draw).
+    alpha : float
+        Step size, positive and finite.
+    **taus : float
+        The clipping thresholds by name (``tau=``, or ``tau0=`` and ``tau1=``), each > 0
+        (``inf``: no clipping; :func:`~prirfed.reference.trainers.base.check_tau`).
+
+    Returns
+    -------
+    tuple
+        ``(i, K, sigma, alpha, *taus)``: ``i`` and ``K`` as ints, the others as floats, the
+        thresholds in the order given.
 
     Raises
     ------
     ValueError
-        If an argument is out of range.
+        If an argument is out of range or not a number of the right kind.
     """
-    check_int(where, "i", i, 0, problem.N - 1)
-    check_int(where, "K", K)
-    if not (math.isfinite(sigma) and sigma >= 0):
-        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    if not (tau > 0):
-        raise ValueError(f"{where}: clipping threshold tau must be > 0 (got {tau!r})")
-    if not (math.isfinite(alpha) and alpha > 0):
+    i = check_int(where, "i", i, 0, problem.N - 1)
+    K = check_int(where, "K", K)
+    sigma = check_nonnegative(where, "sigma", sigma)
+    tau_values = [check_tau(where, name, value) for name, value in taus.items()]
+    a = real_or_nan(alpha)
+    if not (math.isfinite(a) and a > 0):
         raise ValueError(f"{where}: step size alpha must be positive and finite (got {alpha!r})")
+    return (i, K, sigma, a, *tau_values)
 
 
 def check_option(where, option):
@@ -180,9 +204,9 @@ def check_option(where, option):
     Raises
     ------
     ValueError
-        If ``option`` is not 1 or 2.
+        If ``option`` is not 1 or 2 (bools, floats and arrays included, :func:`~prirfed.reference.trainers.base.is_choice`).
     """
-    if option not in (1, 2):
+    if not is_choice(option, (1, 2)):
         raise ValueError(f"{where}: option must be 1 or 2 (got {option!r})")
 
 
@@ -237,11 +261,12 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
         start is not on the manifold, or ``rng`` is neither a Generator nor a Stream.
     """
     where = "dp_rsgd_local"
-    check_local_args(where, problem, i, K, sigma, tau, alpha)
+    i, K, sigma, alpha, tau = check_local_args(where, problem, i, K, sigma, alpha, tau=tau)
     check_option(where, option)
-    M = geometry(problem.manifold, maps)
     N_i = problem.sizes[i]
     b = check_int(where, "b", b, 1, N_i)
+    check_local_rng(where, rng, i)
+    M = geometry(problem.manifold, maps, where)
     xk = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
     rng = local_stream(where, rng, i)
     iterates = [xk]
@@ -314,10 +339,11 @@ def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1,
         Generator nor a Stream.
     """
     where = "dp_rsvrg_local"
-    check_local_args(where, problem, i, K, sigma, min(tau0, tau1), alpha)
+    i, K, sigma, alpha, tau0, tau1 = check_local_args(where, problem, i, K, sigma, alpha, tau0=tau0, tau1=tau1)
     check_option(where, option)
     m = check_int(where, "m", m)
-    M = geometry(problem.manifold, maps)
+    check_local_rng(where, rng, i)
+    M = geometry(problem.manifold, maps, where)
     N_i = problem.sizes[i]
     x_tilde = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
     rng = local_stream(where, rng, i)

@@ -22,16 +22,17 @@ from prirfed.reference.manifolds.retracted import geometry
 from prirfed.reference.randomness import agent_stream, run_key, server_stream
 
 from .aggregation import server_step
-
-from .base import History, TrainResult, per_agent, record_schedule, round_settings, sample_without_replacement
+from .base import (History, TrainResult, check_flag, check_generator, check_tau, is_choice, per_agent, real_array, record_schedule,
+                   round_settings, sample_without_replacement)
 from .local import dp_rsgd_local, dp_rsvrg_local
 from .privacy import prirfed_run_event
 
-__all__ = ["prirfed", "step_sizes", "prirfed_settings"]
+__all__ = ["prirfed", "step_sizes", "prirfed_settings", "prirfed_local_settings"]
 
 
 def step_sizes(where: str, alpha, T: int) -> np.ndarray:
-    """alpha_t for t = 0..T-1 from a constant, a sequence of length T, or a callable t -> alpha_t.
+    """alpha_t for t = 0..T-1 from a constant, a sequence of length T, or a callable t -> alpha_t
+    (real numbers only, :func:`~prirfed.reference.trainers.base.real_array`).
 
     Helper, not a paper formula: argument check.
 
@@ -52,12 +53,13 @@ def step_sizes(where: str, alpha, T: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If the shape is not ``(T,)`` or a step is not positive and finite.
+        If the shape is not ``(T,)``, a step is not a real number, or a step is not positive and
+        finite.
     """
     if callable(alpha):
-        a = np.array([float(alpha(t)) for t in range(T)])
+        a = real_array(where, "step sizes", [alpha(t) for t in range(T)])
     else:
-        a = np.asarray(alpha, dtype=np.float64)
+        a = real_array(where, "step sizes", alpha)
         a = np.full(T, float(a)) if a.ndim == 0 else a
     if a.shape != (T,):
         raise ValueError(f"{where}: step sizes have shape {a.shape}, expected ({T},)")
@@ -113,13 +115,40 @@ def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregatio
     """
     N = problem.N
     T, s = round_settings(where, problem, T, s, "s", option, aggregation)
-    if local not in ("dp_rsgd", "dp_rsvrg"):
+    if not is_choice(local, ("dp_rsgd", "dp_rsvrg")):
         raise ValueError(f"{where}: local must be 'dp_rsgd' or 'dp_rsvrg' (got {local!r})")
     alphas = step_sizes(where, alpha, T)
     sigmas = per_agent(where, "sigma", sigma, N)
     if np.any(sigmas < 0) or np.any(~np.isfinite(sigmas)):
         raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
     return T, s, alphas, sigmas, per_agent(where, "b", problem.sizes if b is None else b, N)
+
+
+def prirfed_local_settings(where: str, problem, T, s, local, b_arr, K, m, tau, tau0, tau1, option, local_option,
+                           record_every, keep_iterates=False):
+    """The local-training settings of Algorithm 1 that both twins check the same way, after
+    :func:`prirfed_settings`: b_i an integer in [1, N_i] for each agent, K >= 1 local steps
+    (DP-RSGD) or epochs (DP-RSVRG), m >= 1 inner steps, the clipping thresholds tau, tau0, tau1
+    (> 0, inf: none; tau0 and tau1 default to tau), the local option (default: ``option``) 1 or 2,
+    and record_every (an int >= 1 or "auto": :func:`~prirfed.reference.trainers.base.record_schedule`
+    for the samples s agents read in a round), keep_iterates True or False. Returns (bs, K, m, tau, tau0, tau1, local_option,
+    record_every), bs an int64 array of shape (N,)."""
+    for i in range(problem.N):
+        check_int(where, f"b[{i}]", b_arr[i], 1, problem.sizes[i])
+    bs = b_arr.astype(np.int64)
+    local_option = option if local_option is None else local_option
+    if not is_choice(local_option, (1, 2)):
+        raise ValueError(f"{where}: local_option must be 1 or 2 (got {local_option!r})")
+    K = check_int(where, "K", K)
+    m = check_int(where, "m", m)
+    tau = check_tau(where, "tau", tau)
+    tau0 = tau if tau0 is None else check_tau(where, "tau0", tau0)
+    tau1 = tau if tau1 is None else check_tau(where, "tau1", tau1)
+    sizes = np.asarray(problem.sizes, dtype=np.float64)
+    per_round = s * K * (float(np.mean(bs)) if local == "dp_rsgd" else float(np.mean(sizes)) + 2 * m)
+    record_every = record_schedule(where, record_every, T, int(sizes.sum()), per_round)
+    check_flag(where, "keep_iterates", keep_iterates)
+    return bs, K, m, tau, tau0, tau1, int(local_option), record_every
 
 
 def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1, sigma=0.0,
@@ -192,18 +221,13 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
         the manifold.
     """
     where = "prirfed"
-    M = geometry(problem.manifold, maps)
+    check_generator(where, rng)
+    M = geometry(problem.manifold, maps, where)
     N = problem.N
     T, s, alphas, sigmas, b_arr = prirfed_settings(where, problem, T, s, alpha, option, local, aggregation, sigma, b)
-    bs = b_arr.astype(int)
-    local_option = option if local_option is None else local_option
-    tau0 = tau if tau0 is None else tau0
-    tau1 = tau if tau1 is None else tau1
-    K = check_int(where, "K", K)
-    m = check_int(where, "m", m)
-    sizes = np.asarray(problem.sizes, dtype=np.float64)
-    per_round = s * K * (float(np.mean(bs)) if local == "dp_rsgd" else float(np.mean(sizes)) + 2 * m)
-    record_every = record_schedule(where, record_every, T, int(sizes.sum()), per_round)
+    bs, K, m, tau, tau0, tau1, local_option, record_every = prirfed_local_settings(
+        where, problem, T, s, local, b_arr, K, m, tau, tau0, tau1, option, local_option, record_every,
+        keep_iterates)
 
     x = M.check_point(x0, where=where)
     key = run_key(rng)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from prirfed.reference.checks import check_int
+from prirfed.reference.checks import INT_MAGNITUDE_MAX
 from prirfed.reference.manifolds.retracted import geometry
 
 from .aggregation import server_step
 from prirfed.reference.randomness import agent_stream, run_key, server_stream
 
-from .base import History, TrainResult, per_agent, record_schedule, round_settings, sample_without_replacement
+from .base import (History, TrainResult, check_flag, check_generator, check_nonnegative, is_choice, per_agent, record_schedule,
+                   round_settings, sample_without_replacement)
 
 __all__ = ["rfedsvrg", "rfedavg", "rfedprox", "prox_gradient", "federated_settings"]
 
@@ -51,12 +52,13 @@ def prox_gradient(M, x, x_t, grad_fi, mu):
     return grad_fi - mu * M.log(x, x_t)
 
 
-def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation, weighting, record_every):
+def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation, weighting, record_every,
+                       keep_iterates=False):
     r"""The settings of Li and Ma's (2023) Algorithms 1-3 that both twins check the same way: T >= 1 rounds, k in
     [1, N] clients per round, option 1 or 2, the aggregation, the weighting, eta_i positive and
-    finite and tau_i integers >= 1 per agent, record_every >= 1 or "auto" (:func:`record_schedule`
-    with k clients of mean(tau_i) local steps over mean(N_i) samples per round). Returns (T, k, etas,
-    taus, record_every), etas float and taus int64 arrays of shape (N,).
+    finite and tau_i integers in [1, 2^62) per agent, record_every >= 1 or "auto" (:func:`record_schedule`
+    with k clients of mean(tau_i) local steps over mean(N_i) samples per round), keep_iterates True
+    or False. Returns (T, k, etas, taus, record_every), etas float and taus int64 arrays of shape (N,).
 
     Parameters
     ----------
@@ -71,7 +73,7 @@ def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation,
     eta : float or array_like
         Step size per client (scalar or one per agent), > 0.
     tau : int or array_like
-        Local steps :math:`\tau_i` per client (scalar or one per agent), integers >= 1.
+        Local steps :math:`\tau_i` per client (scalar or one per agent), integers in [1, 2^62).
     option : int
         Option 1 (last iterate) or 2 (an iterate drawn uniformly).
     aggregation : str
@@ -80,6 +82,8 @@ def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation,
         ``"uniform"`` (Li and Ma (2023), (8), default) or ``"size"`` (Huang et al. (2024), (3.2)).
     record_every : int or str
         History period (1: every round); ``"auto"`` (default): :func:`~prirfed.reference.trainers.base.record_schedule`.
+    keep_iterates : bool, optional
+        Must be True or False (default False).
 
     Returns
     -------
@@ -95,28 +99,31 @@ def federated_settings(where: str, problem, T, k, eta, tau, option, aggregation,
     Raises
     ------
     ValueError
-        If a setting is out of range or unknown.
+        If a setting is out of range, not a number of the right kind, or unknown.
     """
     N = problem.N
     T, k = round_settings(where, problem, T, k, "k", option, aggregation)
-    if weighting not in ("uniform", "size"):
+    if not is_choice(weighting, ("uniform", "size")):
         raise ValueError(f"{where}: weighting must be 'uniform' (002 (8)) or 'size' (000 (3.2)) (got {weighting!r})")
     etas = per_agent(where, "eta", eta, N)
     if np.any(~np.isfinite(etas)) or np.any(etas <= 0):
         raise ValueError(f"{where}: step sizes eta must be positive and finite (got {eta!r})")
     taus = per_agent(where, "tau", tau, N)
-    if np.any(taus < 1) or np.any(taus != np.round(taus)):
-        raise ValueError(f"{where}: local step counts tau_i must be integers >= 1 (got {tau!r})")
+    # strict bound: the float64 conversion rounds 2^62 + 1 down to 2^62; NaN fails every comparison
+    if not np.all((taus >= 1) & (taus < INT_MAGNITUDE_MAX) & (taus == np.round(taus))):
+        raise ValueError(f"{where}: local step counts tau_i must be integers in [1, 2^62) (got {tau!r})")
     n = int(sum(problem.sizes))
     record_every = record_schedule(where, record_every, T, n, k * float(np.mean(taus)) * n / N)
+    check_flag(where, "keep_iterates", keep_iterates)
     return T, k, etas, taus.astype(np.int64), record_every
 
 
 def _federated(where, problem, M, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
                keep_iterates, local_step):
     N = problem.N
+    check_generator(where, rng)
     T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
-                                                       record_every)
+                                                       record_every, keep_iterates)
     x = M.check_point(x0, where=where)
     key = run_key(rng)
     hist = History()
@@ -193,7 +200,7 @@ def rfedsvrg(problem, x0, T, k, eta, tau, rng, *, option=1, aggregation="tangent
         If a setting is out of range or unknown (:func:`federated_settings`), or the start is not
         on the manifold.
     """
-    M = geometry(problem.manifold, maps)
+    M = geometry(problem.manifold, maps, "rfedsvrg")
 
     def local_step(kind, x_t, i, xl, ctx=None):
         if kind == "round":
@@ -256,7 +263,7 @@ def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weightin
             return None
         return problem.grad_agent(xl, i)
 
-    return _federated("rfedavg", problem, geometry(problem.manifold, maps), x0, T, k, eta, tau, rng, 1, aggregation, weighting, record_every,
+    return _federated("rfedavg", problem, geometry(problem.manifold, maps, "rfedavg"), x0, T, k, eta, tau, rng, 1, aggregation, weighting, record_every,
                       keep_iterates, local_step)
 
 
@@ -303,9 +310,8 @@ def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", wei
     ValueError
         If ``mu`` is not finite and >= 0, or a setting is out of range.
     """
-    if not (np.isfinite(mu) and mu >= 0):
-        raise ValueError(f"rfedprox: mu must be finite and >= 0 (got {mu!r})")
-    M = geometry(problem.manifold, maps)
+    mu = check_nonnegative("rfedprox", "mu", mu)
+    M = geometry(problem.manifold, maps, "rfedprox")
 
     def local_step(kind, x_t, i, xl, ctx=None):
         if kind == "round":

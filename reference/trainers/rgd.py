@@ -19,17 +19,18 @@ import math
 
 import numpy as np
 
-from prirfed.reference.checks import check_int
+from prirfed.reference.checks import check_int, real_or_nan
 from prirfed.reference.manifolds.retracted import geometry
 
 from prirfed.reference.randomness import agent_stream, run_key, server_stream
 
-from .base import History, TrainResult, record_schedule, sample_without_replacement
+from .base import (History, TrainResult, check_flag, check_generator, check_nonnegative, check_tau, is_choice, record_schedule,
+                   sample_without_replacement)
 from .local import clip_or_identity, tangent_noise
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event
 
-__all__ = ["rgd", "dp_rgd", "rsgd", "pooled_index", "dp_rgd_settings"]
+__all__ = ["rgd", "dp_rgd", "rsgd", "pooled_index", "dp_rgd_settings", "rgd_settings"]
 
 
 def pooled_index(problem, g: int) -> tuple[int, int]:
@@ -59,6 +60,28 @@ def pooled_index(problem, g: int) -> tuple[int, int]:
             return i, g
         g -= n_i
     raise ValueError(f"pooled_index: sample number out of range (n = {sum(problem.sizes)})")
+
+
+def rgd_settings(where: str, problem, T, alpha, record_every, gtol, armijo, c, shrink, keep_iterates=False):
+    """The settings of :func:`rgd` that both twins check the same way: T >= 0 steps, the step sizes
+    (:func:`~prirfed.reference.trainers.prirfed.step_sizes`), record_every >= 1 or "auto"
+    (:func:`~prirfed.reference.trainers.base.record_schedule`, a step reads all n samples), gtol a
+    number >= 0 (inf stops at once), armijo True or False and, with the line search, c and shrink
+    in (0, 1) (Absil, Mahony, Sepulchre 2008, Algorithm 1), keep_iterates True or False. Returns
+    (T, alphas, record_every, gtol)."""
+    T = check_int(where, "T", T, 0)
+    alphas = step_sizes(where, alpha, T) if T > 0 else np.zeros(0)
+    n = int(sum(problem.sizes))
+    record_every = record_schedule(where, record_every, T, n, n)
+    g = real_or_nan(gtol)
+    if not g >= 0:
+        raise ValueError(f"{where}: gtol must be >= 0 (got {gtol!r})")
+    if check_flag(where, "armijo", armijo):
+        for name, value in (("c", c), ("shrink", shrink)):
+            if not 0 < real_or_nan(value) < 1:
+                raise ValueError(f"{where}: the Armijo parameter {name} must be in (0, 1) (got {value!r})")
+    check_flag(where, "keep_iterates", keep_iterates)
+    return T, alphas, record_every, g
 
 
 def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every="auto", keep_iterates=False,
@@ -110,11 +133,9 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
         If a setting is out of range, or the Armijo search finds no acceptable step.
     """
     where = "rgd"
-    M = geometry(problem.manifold, maps)
-    T = check_int(where, "T", T, 0)
-    alphas = step_sizes(where, alpha, T) if T > 0 else np.zeros(0)
-    n = int(sum(problem.sizes))
-    record_every = record_schedule(where, record_every, T, n, n)
+    M = geometry(problem.manifold, maps, where)
+    T, alphas, record_every, gtol = rgd_settings(where, problem, T, alpha, record_every, gtol, armijo, c, shrink,
+                                                 keep_iterates)
     x = M.check_point(x0, where=where)
     hist = History()
     hist.record(problem, 0, x, keep_iterates)
@@ -149,12 +170,17 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     return TrainResult(x=x, history=hist, info=dict(stopped=stopped))
 
 
-def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
-    """The settings of Han et al.'s (2024) Algorithm 1 that both twins check the same way: T >= 1 steps, the batch
-    b in [1, n] over the n pooled samples, sigma finite and >= 0, output 1-3, the averaging rule and
-    the step sizes. Returns (T, n, b, alphas).
+def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha, *, tau=math.inf, lipschitz=None,
+                    record_every="auto", keep_iterates=False):
+    """The settings of Han et al.'s (2024) Algorithm 1 that both twins check the same way.
 
-    The settings of Han et al. (2024), Algorithm 1, checked once for both twins.
+    T >= 1 steps, the batch b in [1, n] over the n pooled samples, sigma finite and >= 0, output
+    1-3, the averaging rule, the step sizes, the clipping threshold tau > 0 (inf: none), the
+    Lipschitz bound L_0 (None or a number > 0), record_every (an int >= 1 or "auto":
+    :func:`~prirfed.reference.trainers.base.record_schedule`, a step reads b samples) and
+    keep_iterates True or False.
+
+    Helper, not a paper formula: argument check.
 
     Parameters
     ----------
@@ -165,38 +191,60 @@ def dp_rgd_settings(where: str, problem, T, b, sigma, output, averaging, alpha):
     T : int
         Rounds (steps), >= 1.
     b : int
-        Batch size, in [1, N_i] (the pooled n for the single-dataset trainers).
+        Batch size, in [1, n] over the n pooled samples.
     sigma : float
-        Noise standard deviation.
+        Noise standard deviation, finite and >= 0.
     output : int
         1, 2 or 3.
     averaging : str
         ``"convex"`` or ``"strongly_convex"``.
     alpha : float, sequence or callable
-        Step sizes.
+        Step sizes (:func:`~prirfed.reference.trainers.prirfed.step_sizes`).
+    tau : float, optional
+        Clipping threshold, > 0 (default ``inf``: no clipping).
+    lipschitz : float or None, optional
+        Bound :math:`L_0` on every per-sample gradient norm, > 0 (default None).
+    record_every : int or str, optional
+        History period, an int >= 1 or ``"auto"`` (default).
+    keep_iterates : bool, optional
+        Must be True or False (default False).
 
     Returns
     -------
     T, n, b : int
         Steps, pooled samples, batch size.
     alphas : numpy.ndarray
-        Step sizes.
+        Step sizes, shape ``(T,)``.
+    record_every : int
+        The resolved history period.
+    sigma, tau : float
+        Noise standard deviation and clipping threshold as floats.
+    lipschitz : float or None
+        :math:`L_0` as a float, None when not given.
 
     Raises
     ------
     ValueError
-        If a setting is out of range or unknown.
+        If a setting is out of range, not a number of the right kind, or unknown.
     """
     T = check_int(where, "T", T)
     n = int(sum(problem.sizes))
     b = check_int(where, "b", b, 1, n)
-    if not (math.isfinite(sigma) and sigma >= 0):
-        raise ValueError(f"{where}: sigma must be finite and >= 0 (got {sigma!r})")
-    if output not in (1, 2, 3):
+    sigma = check_nonnegative(where, "sigma", sigma)
+    if not is_choice(output, (1, 2, 3)):
         raise ValueError(f"{where}: output must be 1, 2 or 3 (got {output!r})")
-    if averaging not in ("convex", "strongly_convex"):
+    if not is_choice(averaging, ("convex", "strongly_convex")):
         raise ValueError(f"{where}: averaging must be 'convex' or 'strongly_convex' (got {averaging!r})")
-    return T, n, b, step_sizes(where, alpha, T)
+    tau = check_tau(where, "tau", tau)
+    if lipschitz is not None:
+        L0 = real_or_nan(lipschitz)
+        if not L0 > 0:
+            raise ValueError(f"{where}: lipschitz (L_0) must be None or a number > 0 (got {lipschitz!r})")
+        lipschitz = L0
+    alphas = step_sizes(where, alpha, T)
+    record_every = record_schedule(where, record_every, T, n, b)
+    check_flag(where, "keep_iterates", keep_iterates)
+    return T, n, b, alphas, record_every, sigma, tau, lipschitz
 
 
 def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lipschitz=None, averaging="convex",
@@ -266,9 +314,11 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
         the manifold.
     """
     where = "dp_rgd"
-    M = geometry(problem.manifold, maps)
-    T, n, b, alphas = dp_rgd_settings(where, problem, T, b, sigma, output, averaging, alpha)
-    record_every = record_schedule(where, record_every, T, n, b)
+    check_generator(where, rng)
+    M = geometry(problem.manifold, maps, where)
+    T, n, b, alphas, record_every, sigma, tau, lipschitz = dp_rgd_settings(
+        where, problem, T, b, sigma, output, averaging, alpha, tau=tau, lipschitz=lipschitz, record_every=record_every,
+        keep_iterates=keep_iterates)
     w = M.check_point(x0, where=where)
     key = run_key(rng)
     hist = History()

@@ -31,7 +31,8 @@ from prirfed.reference.problems.hsp import HyperbolicStructuredPrediction
 from prirfed.reference.problems.spd_frechet import SPDFrechetMean
 from prirfed.reference.problems.sphere_pca import SpherePCA
 from prirfed.reference.problems.stiefel_kpca import StiefelKPCA
-from prirfed.reference.trainers.base import History
+from prirfed.reference.manifolds.retracted import check_maps
+from prirfed.reference.trainers.base import History, is_choice
 
 from .codes import AGG_KARCHER, AGG_TANGENT
 from .families import LorentzDims, SPDDims, SphereDims, SphereRetrDims, StiefelDims, StiefelRetrDims
@@ -115,8 +116,7 @@ def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays
         If ``maps`` is unknown, the problem is not a supported class, or ``maps="retraction"`` is asked
         for SPD or Lorentz.
     """
-    if maps not in ("exp", "retraction"):
-        raise ValueError(f"{where}: maps must be 'exp' or 'retraction' (got {maps!r})")
+    check_maps(where, maps)
     cache = problem.__dict__.get(_CACHE) if hasattr(problem, "__dict__") else None
     data_id = tuple(id(z) for z in getattr(problem, "Y" if isinstance(problem, HyperbolicStructuredPrediction)
                                             else "Z", ()))
@@ -176,11 +176,12 @@ def history_optimum(problem) -> np.ndarray:
     return NO_POINT if xs is None else np.ascontiguousarray(xs, dtype=np.float64).ravel()
 
 
-def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", karcher=True):
+def fused_settings_only(where, reference, *, aggregation="tangent", karcher=True):
     """Refuse, with a ValueError naming the reference module to use instead, the settings the fused
-    loops do not implement (``karcher=False``: the Karcher aggregation) and a ``rng`` that is not a
-    ``numpy.random.Generator`` (``rng=None``: the trainer draws nothing). Returns the aggregation
-    code. (Which maps are fused depends on the problem: :func:`problem_arrays` decides.)
+    loops do not implement (``karcher=False``: the Karcher aggregation). Returns the aggregation
+    code. Called after the reference's own checks (the shared settings functions of
+    :mod:`prirfed.reference.trainers`), so an invalid value gets the reference's message. (Which maps
+    are fused depends on the problem: :func:`problem_arrays` decides.)
 
     Helper, not a paper formula: argument checks.
 
@@ -190,8 +191,6 @@ def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", ka
         Function named in error messages.
     reference : str
         The reference module named in the error message.
-    rng : numpy.random.Generator or None, optional
-        The caller's Generator (``None``: the trainer draws nothing).
     aggregation : str, optional
         ``"tangent"`` or ``"karcher"``.
     karcher : bool, optional
@@ -205,15 +204,13 @@ def fused_settings_only(where, reference, rng=None, *, aggregation="tangent", ka
     Raises
     ------
     ValueError
-        If ``aggregation`` is unknown or not fused here, or ``rng`` is not a Generator.
+        If ``aggregation`` is unknown or not fused here.
     """
-    if aggregation not in ("tangent", "karcher"):
+    if not is_choice(aggregation, ("tangent", "karcher")):
         raise ValueError(f"{where}: aggregation must be 'tangent' or 'karcher' (got {aggregation!r})")
     if aggregation == "karcher" and not karcher:
         raise ValueError(f"{where}: only aggregation='tangent' is fused here (got {aggregation!r}); "
                          f"use {reference} for 'karcher'")
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise ValueError(f"{where}: rng must be a numpy.random.Generator (got {type(rng).__name__})")
     return AGG_TANGENT if aggregation == "tangent" else AGG_KARCHER
 
 

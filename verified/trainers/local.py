@@ -29,9 +29,10 @@ import numpy as np
 from numba import njit, prange
 
 from prirfed.reference.checks import check_int
+from prirfed.reference.manifolds.retracted import check_maps
 from prirfed.reference.manifolds.retracted import geometry as reference_geometry
 from prirfed.reference.randomness import ROLE_AGENT, Stream, run_key
-from prirfed.reference.trainers.local import check_local_args, check_option
+from prirfed.reference.trainers.local import check_local_args, check_local_rng, check_option
 from prirfed.verified.kernels import all_finite_kernel
 from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
 
@@ -334,20 +335,14 @@ def agents_round(dims, Z, C, offsets, sizes, x, key, t, S, local, K, bs, m, sigm
 
 
 def _run(where, problem, i, x, local, K, b, m, sigma, tau, tau0, tau1, alpha, rng, option, maps):
-    if isinstance(rng, Stream):
-        if rng.words != 0 or rng.role != ROLE_AGENT or rng.i != i:
-            raise ValueError(f"{where}: a Stream passed as rng must be agent {i}'s and unread (got {rng!r})")
-        key, t = rng.key, rng.t
-    elif isinstance(rng, np.random.Generator):
-        key, t = None, 0
-    else:
-        raise ValueError(f"{where}: rng must be a numpy.random.Generator or a randomness.Stream "
-                         f"(got {type(rng).__name__})")
+    check_local_rng(where, rng, i)
+    check_maps(where, maps)
+    key, t = (rng.key, rng.t) if isinstance(rng, Stream) else (None, 0)
     try:
         arr = problem_arrays(where, problem, maps)
     except ValueError as exc:
         raise ValueError(f"{exc}; use prirfed.reference.trainers.local") from None
-    M = reference_geometry(problem.manifold, maps)
+    M = reference_geometry(problem.manifold, maps, where)
     x = M.check_point(x, where=where) if M.validate else np.asarray(x, dtype=np.float64)
     flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
     if key is None:
@@ -361,7 +356,7 @@ def _run(where, problem, i, x, local, K, b, m, sigma, tau, tau0, tau1, alpha, rn
 def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.local.dp_rsgd_local` (Algorithm 2 of Huang et al. (2024))."""
     where = "dp_rsgd_local (verified)"
-    check_local_args(where, problem, i, K, sigma, tau, alpha)
+    i, K, sigma, alpha, tau = check_local_args(where, problem, i, K, sigma, alpha, tau=tau)
     check_option(where, option)
     b = check_int(where, "b", b, 1, problem.sizes[i])
     return _run(where, problem, i, x, LOCAL_DP_RSGD, K, b, 1, sigma, tau, tau, tau, alpha, rng, option, maps)
@@ -370,7 +365,7 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
 def dp_rsvrg_local(problem, i, x, K, m, sigma, tau0, tau1, alpha, rng, option=1, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.local.dp_rsvrg_local` (Algorithm 3 of Huang et al. (2024))."""
     where = "dp_rsvrg_local (verified)"
-    check_local_args(where, problem, i, K, sigma, min(tau0, tau1), alpha)
+    i, K, sigma, alpha, tau0, tau1 = check_local_args(where, problem, i, K, sigma, alpha, tau0=tau0, tau1=tau1)
     check_option(where, option)
     m = check_int(where, "m", m)
     return _run(where, problem, i, x, LOCAL_DP_RSVRG, K, 1, m, sigma, tau0, tau0, tau1, alpha, rng, option, maps)

@@ -35,10 +35,10 @@ import math
 import numpy as np
 from numba import njit
 
-from prirfed.reference.checks import check_int
 from prirfed.reference.randomness import ROLE_SERVER, run_key
-from prirfed.reference.trainers.base import TrainResult, record_schedule
-from prirfed.reference.trainers.prirfed import prirfed_settings
+from prirfed.reference.manifolds.retracted import check_maps
+from prirfed.reference.trainers.base import TrainResult, check_generator
+from prirfed.reference.trainers.prirfed import prirfed_local_settings, prirfed_settings
 from prirfed.reference.trainers.privacy import prirfed_run_event
 from prirfed.verified.kernels import all_finite_kernel
 from prirfed.verified.randomness import open_stream, sample_without_replacement
@@ -166,27 +166,16 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     Both aggregations; ``maps="retraction"`` on the sphere and Stiefel (others raise ``ValueError``).
     """
     where = "prirfed (verified)"
-    agg = fused_settings_only(where, "prirfed.reference.trainers.prirfed", rng, aggregation=aggregation)
-    arr = problem_arrays(where, problem, maps)
+    check_generator(where, rng)  # the reference's checks in the reference's order
+    check_maps(where, maps)
     M = problem.manifold
     N = problem.N
     T, s, alphas, sigmas, b_arr = prirfed_settings(where, problem, T, s, alpha, option, local, aggregation, sigma, b)
-    for i in range(N):
-        check_int(where, f"b[{i}]", b_arr[i], 1, problem.sizes[i])
-    bs = b_arr.astype(np.int64)
-    local_option = option if local_option is None else local_option
-    if local_option not in (1, 2):
-        raise ValueError(f"{where}: local_option must be 1 or 2 (got {local_option!r})")
-    tau0 = tau if tau0 is None else tau0
-    tau1 = tau if tau1 is None else tau1
-    K = check_int(where, "K", K)
-    m = check_int(where, "m", m)
-    for name, val in (("tau", tau), ("tau0", tau0), ("tau1", tau1)):
-        if not (float(val) > 0):
-            raise ValueError(f"{where}: clipping threshold {name} must be > 0 (got {val!r})")
-    sizes = np.asarray(problem.sizes, dtype=np.float64)
-    per_round = s * K * (float(np.mean(bs)) if local == "dp_rsgd" else float(np.mean(sizes)) + 2 * m)
-    record_every = record_schedule(where, record_every, T, int(sizes.sum()), per_round)
+    bs, K, m, tau, tau0, tau1, local_option, record_every = prirfed_local_settings(
+        where, problem, T, s, local, b_arr, K, m, tau, tau0, tau1, option, local_option, record_every,
+        keep_iterates)
+    agg = fused_settings_only(where, "prirfed.reference.trainers.prirfed", aggregation=aggregation)
+    arr = problem_arrays(where, problem, maps)
 
     x = flat_start(M, x0, where)
     xstar = history_optimum(problem)

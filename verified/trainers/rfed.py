@@ -32,7 +32,8 @@ import numpy as np
 from numba import njit, prange
 
 from prirfed.reference.randomness import ROLE_AGENT, ROLE_SERVER, run_key
-from prirfed.reference.trainers.base import TrainResult
+from prirfed.reference.manifolds.retracted import check_maps
+from prirfed.reference.trainers.base import TrainResult, check_generator, check_nonnegative
 from prirfed.reference.trainers.rfed import federated_settings
 from prirfed.verified.kernels import all_finite_kernel
 from prirfed.verified.randomness import integers, open_stream, sample_without_replacement
@@ -288,10 +289,12 @@ def federated_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, k, etas, tau
 
 def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, weighting, record_every,
          keep_iterates, maps, mu=0.0):
-    agg = fused_settings_only(where, "prirfed.reference.trainers.rfed", rng, aggregation=aggregation)
-    arr = problem_arrays(where, problem, maps, matrices=True)
+    check_maps(where, maps)  # the reference's checks in the reference's order
+    check_generator(where, rng)
     T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
-                                                       record_every)
+                                                       record_every, keep_iterates)
+    agg = fused_settings_only(where, "prirfed.reference.trainers.rfed", aggregation=aggregation)
+    arr = problem_arrays(where, problem, maps, matrices=True)
     x = flat_start(problem.manifold, x0, where)
     xstar = history_optimum(problem)
     key = run_key(rng)
@@ -318,7 +321,6 @@ def rfedavg(problem, x0, T, k, eta, tau, rng, *, aggregation="tangent", weightin
 def rfedprox(problem, x0, T, k, eta, tau, mu, rng, *, aggregation="tangent", weighting="uniform", record_every="auto",
              keep_iterates=False, maps="exp"):
     """Verified twin of :func:`prirfed.reference.trainers.rfed.rfedprox` (Algorithm 3 of Li and Ma (2023))."""
-    if not (np.isfinite(mu) and mu >= 0):
-        raise ValueError(f"rfedprox (verified): mu must be finite and >= 0 (got {mu!r})")
+    mu = check_nonnegative("rfedprox (verified)", "mu", mu)
     return _run("rfedprox (verified)", METHOD_PROX, problem, x0, T, k, eta, tau, rng, 1, aggregation, weighting,
                 record_every, keep_iterates, maps, mu)

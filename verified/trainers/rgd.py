@@ -30,12 +30,11 @@ import math
 import numpy as np
 from numba import njit
 
-from prirfed.reference.checks import check_int
 from prirfed.reference.randomness import ROLE_AGENT, ROLE_SERVER, run_key
-from prirfed.reference.trainers.base import TrainResult, record_schedule
-from prirfed.reference.trainers.prirfed import step_sizes
+from prirfed.reference.manifolds.retracted import check_maps
+from prirfed.reference.trainers.base import TrainResult, check_generator
 from prirfed.reference.trainers.privacy import dp_rgd_run_event
-from prirfed.reference.trainers.rgd import dp_rgd_settings
+from prirfed.reference.trainers.rgd import dp_rgd_settings, rgd_settings
 from prirfed.verified.kernels import all_finite_kernel
 from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
 
@@ -231,18 +230,14 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     """Verified twin of :func:`prirfed.reference.trainers.rgd.rgd` (Riemannian steepest descent,
     fixed steps): same parameters and result; ``armijo=True`` raises ``ValueError``."""
     where = "rgd (verified)"
+    check_maps(where, maps)
+    T, alphas, record_every, gtol = rgd_settings(where, problem, T, alpha, record_every, gtol, armijo, c, shrink,
+                                                 keep_iterates)
     if armijo:
         raise ValueError(f"{where}: the Armijo line search is reference-only (armijo=True); "
                          "use prirfed.reference.trainers.rgd.rgd")
     fused_settings_only(where, "prirfed.reference.trainers.rgd")
     arr = problem_arrays(where, problem, maps, matrices=True)
-    T = check_int(where, "T", T, 0)
-    alphas = step_sizes(where, alpha, T) if T > 0 else np.zeros(0)
-    n = int(sum(problem.sizes))
-    record_every = record_schedule(where, record_every, T, n, n)
-    gtol = float(gtol)
-    if not (gtol >= 0):
-        raise ValueError(f"{where}: gtol must be >= 0 (got {gtol!r})")
     x = flat_start(problem.manifold, x0, where)
     xstar = history_optimum(problem)
     with compiling(rgd_loop, arr.dims):
@@ -259,12 +254,13 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     result (history, event, info); ``maps="retraction"`` off the sphere and Stiefel raises ``ValueError``.
     """
     where = "dp_rgd (verified)"
-    fused_settings_only(where, "prirfed.reference.trainers.rgd", rng)
+    check_generator(where, rng)  # the reference's checks in the reference's order
+    check_maps(where, maps)
+    T, n_pool, b, alphas, record_every, sigma, tau, lipschitz = dp_rgd_settings(
+        where, problem, T, b, sigma, output, averaging, alpha, tau=tau, lipschitz=lipschitz, record_every=record_every,
+        keep_iterates=keep_iterates)
+    fused_settings_only(where, "prirfed.reference.trainers.rgd")
     arr = problem_arrays(where, problem, maps)
-    T, n_pool, b, alphas = dp_rgd_settings(where, problem, T, b, sigma, output, averaging, alpha)
-    if not (float(tau) > 0):
-        raise ValueError(f"{where}: clipping threshold tau must be > 0 (got {tau!r})")
-    record_every = record_schedule(where, record_every, T, n_pool, b)
     w = flat_start(problem.manifold, x0, where)
     xstar = history_optimum(problem)
     key = run_key(rng)
