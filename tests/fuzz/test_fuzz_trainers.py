@@ -88,9 +88,9 @@ ENTRIES = {
 _REF, _VER = trainers("reference"), trainers("verified")
 for _name in ("prirfed", "rgd", "dp_rgd", "rfedsvrg", "rfedavg", "rfedprox"):
     _base, _args = ENTRIES[_name][2], list(ENTRIES[_name][3])
-    if _name == "rgd":
-        _args += ["armijo", "c", "shrink"]
-    ENTRIES[f"backend.{_name}"] = (getattr(_REF, _name), getattr(_VER, _name), _base, _args)
+    ENTRIES[f"backend.{_name}"] = (getattr(_REF, _name), getattr(_VER, _name), _base, _args + ["armijo"] * (_name == "rgd"))
+ENTRIES["backend.armijo.rgd"] = (_REF.rgd, _VER.rgd, dict(x0=X0, alpha=0.1, T=2, armijo=True),
+                                 ["x0", "alpha", "T", "c", "shrink", "gtol", "maps"])
 
 VALUES = [None, "a", True, False, -1, 0, 0.5, 1.5, 2, 3, 10**30, -(10**30), 2**62 + 1, math.nan, math.inf, -math.inf,
           1e308, -1e308, 1e-308, 5e-324, 1j, np.float32(0.1), np.int64(1), np.array(2.0), [1, 2], [0.1, math.nan],
