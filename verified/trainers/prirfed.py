@@ -168,6 +168,7 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
     where = "prirfed (verified)"
     check_generator(where, rng)  # the reference's checks in the reference's order
     check_maps(where, maps)
+    arr = problem_arrays(where, problem, maps)  # an unsupported problem: refused before its settings are read
     M = problem.manifold
     N = problem.N
     T, s, alphas, sigmas, b_arr = prirfed_settings(where, problem, T, s, alpha, option, local, aggregation, sigma, b)
@@ -175,7 +176,6 @@ def prirfed(problem, x0, T, s, alpha, rng, *, local="dp_rsgd", K=1, b=None, m=1,
         where, problem, T, s, local, b_arr, K, m, tau, tau0, tau1, option, local_option, record_every,
         keep_iterates)
     agg = fused_settings_only(where, "prirfed.reference.trainers.prirfed", aggregation=aggregation)
-    arr = problem_arrays(where, problem, maps)
 
     x = flat_start(M, x0, where)
     xstar = history_optimum(problem)

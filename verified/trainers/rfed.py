@@ -291,10 +291,10 @@ def _run(where, method, problem, x0, T, k, eta, tau, rng, option, aggregation, w
          keep_iterates, maps, mu=0.0):
     check_maps(where, maps)  # the reference's checks in the reference's order
     check_generator(where, rng)
+    arr = problem_arrays(where, problem, maps, matrices=True)  # an unsupported problem: refused before its settings
     T, k, etas, taus, record_every = federated_settings(where, problem, T, k, eta, tau, option, aggregation, weighting,
                                                        record_every, keep_iterates)
     agg = fused_settings_only(where, "prirfed.reference.trainers.rfed", aggregation=aggregation)
-    arr = problem_arrays(where, problem, maps, matrices=True)
     x = flat_start(problem.manifold, x0, where)
     xstar = history_optimum(problem)
     key = run_key(rng)

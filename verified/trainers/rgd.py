@@ -231,13 +231,13 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     fixed steps): same parameters and result; ``armijo=True`` raises ``ValueError``."""
     where = "rgd (verified)"
     check_maps(where, maps)
+    arr = problem_arrays(where, problem, maps, matrices=True)  # an unsupported problem: refused before its settings
     T, alphas, record_every, gtol = rgd_settings(where, problem, T, alpha, record_every, gtol, armijo, c, shrink,
                                                  keep_iterates)
     if armijo:
         raise ValueError(f"{where}: the Armijo line search is reference-only (armijo=True); "
                          "use prirfed.reference.trainers.rgd.rgd")
     fused_settings_only(where, "prirfed.reference.trainers.rgd")
-    arr = problem_arrays(where, problem, maps, matrices=True)
     x = flat_start(problem.manifold, x0, where)
     xstar = history_optimum(problem)
     with compiling(rgd_loop, arr.dims):
@@ -256,11 +256,11 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     where = "dp_rgd (verified)"
     check_generator(where, rng)  # the reference's checks in the reference's order
     check_maps(where, maps)
+    arr = problem_arrays(where, problem, maps)  # an unsupported problem: refused before its settings are read
     T, n_pool, b, alphas, record_every, sigma, tau, lipschitz = dp_rgd_settings(
         where, problem, T, b, sigma, output, averaging, alpha, tau=tau, lipschitz=lipschitz, record_every=record_every,
         keep_iterates=keep_iterates)
     fused_settings_only(where, "prirfed.reference.trainers.rgd")
-    arr = problem_arrays(where, problem, maps)
     w = flat_start(problem.manifold, x0, where)
     xstar = history_optimum(problem)
     key = run_key(rng)
