@@ -232,18 +232,62 @@ def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.n
 
 
 def check_generator(where: str, rng) -> np.random.Generator:
-    """``rng`` if it is a ``numpy.random.Generator``, else ``ValueError`` naming ``where`` (no global
-    or legacy random state, no ``None``)."""
+    """``rng`` if it is a ``numpy.random.Generator``, else ``ValueError`` naming ``where``.
+
+    No global or legacy random state (``RandomState``, the ``np.random`` module), no ``None``.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    rng : object
+        The value to check.
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``rng``.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not a ``numpy.random.Generator``.
+    """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"{where}: rng must be a numpy.random.Generator (got {type(rng).__name__})")
     return rng
 
 
 def check_tau(where: str, name: str, value) -> float:
-    """A clipping threshold as a float: a real number >= 2^-1000 (``TAU_MIN`` of
-    :mod:`prirfed.reference.mechanisms`, below which ``clip`` refuses), ``inf`` meaning no clipping;
+    """A clipping threshold as a float: a real number >= 2^-1000, ``inf`` meaning no clipping.
+
+    2^-1000 is ``TAU_MIN`` of :mod:`prirfed.reference.mechanisms`, below which ``clip`` refuses;
     ``None``, strings, bools, complex numbers, NaN, numbers <= 0 and positive numbers below
-    2^-1000 raise ``ValueError`` before the run (the clip inside it would refuse them anyway)."""
+    2^-1000 raise ``ValueError`` before the run (the clip inside it would refuse them anyway).
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    name : str
+        The threshold's name in messages (``tau``, ``tau0``, ``tau1``).
+    value : float
+        The value to check.
+
+    Returns
+    -------
+    float
+        ``value`` as a float (``inf`` kept).
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number, is NaN or <= 0, or is below 2^-1000.
+    """
     from prirfed.reference.mechanisms import TAU_MIN
 
     v = real_or_nan(value)
@@ -256,7 +300,29 @@ def check_tau(where: str, name: str, value) -> float:
 
 
 def check_nonnegative(where: str, name: str, value) -> float:
-    """A real number, finite and >= 0 (a noise level sigma, a proximal weight mu), as a float."""
+    """A real number, finite and >= 0 (a noise level sigma, a proximal weight mu), as a float.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    name : str
+        The setting's name in messages.
+    value : float
+        The value to check (bools, complex numbers, strings and arrays are not real numbers here).
+
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number, or is NaN, infinite or negative.
+    """
     v = real_or_nan(value)
     if not (math.isfinite(v) and v >= 0):
         raise ValueError(f"{where}: {name} must be finite and >= 0 (got {value!r})")
@@ -264,19 +330,64 @@ def check_nonnegative(where: str, name: str, value) -> float:
 
 
 def check_flag(where: str, name: str, value) -> bool:
-    """A yes/no switch (``keep_iterates``, ``armijo``): ``True`` or ``False`` (Python or NumPy bool)
-    only, as a ``bool``; anything else raises ``ValueError`` naming ``where`` (a string such as
-    ``"no"`` would be true, and an array's truth value is an error of its own)."""
+    """A yes/no switch (``keep_iterates``, ``armijo``): ``True`` or ``False`` only, as a ``bool``.
+
+    A Python or NumPy bool is accepted; anything else raises ``ValueError`` naming ``where`` (a
+    string such as ``"no"`` would be true, and an array's truth value is an error of its own).
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    name : str
+        The switch's name in messages.
+    value : bool
+        The value to check.
+
+    Returns
+    -------
+    bool
+        ``value`` as a Python bool.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a Python or NumPy bool.
+    """
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{where}: {name} must be True or False (got {value!r})")
     return bool(value)
 
 
 def is_choice(value, choices) -> bool:
-    """``value in choices`` for a string or a real number (a Python or NumPy int or float); a bool is
-    never a choice (``True in (1, 2)`` holds in Python), nor is a complex number (``1 + 0j == 1``;
-    the fused loops read the choice as an int), an array, list, tuple, dict, set or any other
-    object (``in`` would compare element-wise and its truth value be meaningless or an error)."""
+    """``value in choices`` for a string or a real number (a Python or NumPy int or float).
+
+    A bool is never a choice (``True in (1, 2)`` holds in Python), nor is a complex number
+    (``1 + 0j == 1``; the fused loops read the choice as an int), an array, list, tuple, dict, set
+    or any other object (``in`` would compare element-wise and its truth value be meaningless or an
+    error). The caller raises its own ``ValueError`` when the answer is False.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    value : object
+        The value to test.
+    choices : tuple
+        The admissible strings or numbers.
+
+    Returns
+    -------
+    bool
+        Whether ``value`` is a string or real number equal to one of ``choices``.
+
+    Examples
+    --------
+    >>> is_choice(2, (1, 2)), is_choice(2.0, (1, 2)), is_choice(True, (1, 2)), is_choice([1], (1, 2))
+    (True, True, False, False)
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, numbers.Real)):
         return False
     try:
@@ -286,9 +397,33 @@ def is_choice(value, choices) -> bool:
 
 
 def real_array(where: str, name: str, value) -> np.ndarray:
-    """``value`` (a number or a sequence of numbers) as a float64 array with the manifolds' dtype
-    policy: real numbers only, so ``None``, strings, bools and complex numbers raise ``ValueError``
-    naming ``where`` instead of being converted (``np.asarray(True, float)`` is 1.0)."""
+    """``value`` (a number or a sequence of numbers) as a float64 array, real numbers only.
+
+    The manifolds' dtype policy: ``None``, strings, bools and complex numbers raise ``ValueError``
+    naming ``where`` instead of being converted (``np.asarray(True, float)`` is 1.0). Ranges are
+    the caller's to check.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    name : str
+        The setting's name in messages.
+    value : float or array_like
+        A real number or a (nested) sequence of them.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``value`` as float64, same shape.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` holds anything but real numbers or is ragged.
+    """
     try:
         raw = np.asarray(value)
         if raw.dtype.kind not in REAL_KINDS or (raw.dtype.kind == "O" and raw.ndim == 0):

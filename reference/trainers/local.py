@@ -98,10 +98,33 @@ def tangent_noise(M, x, sigma: float, rng):
 
 
 def check_local_rng(where, rng, i):
-    """The ``rng`` a local trainer accepts: a ``numpy.random.Generator``, or agent i's unread
-    :class:`~prirfed.reference.randomness.Stream` (PriRFed passes agent i's stream of round t); else
-    ``ValueError`` naming ``where``. Both twins call it before any draw, so they refuse alike (the
-    fused loop can only open a stream at its start). Returns ``rng``."""
+    """The ``rng`` a local trainer accepts: a ``numpy.random.Generator`` or agent i's unread stream.
+
+    The stream is a :class:`~prirfed.reference.randomness.Stream` (PriRFed passes agent i's stream
+    of round t); anything else raises ``ValueError`` naming ``where``. Both twins call it before any
+    draw, so they refuse alike (the fused loop can only open a stream at its start).
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    rng : numpy.random.Generator or Stream
+        The value to check.
+    i : int
+        Agent index (a Stream must be agent i's).
+
+    Returns
+    -------
+    numpy.random.Generator or Stream
+        ``rng``.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is neither a Generator nor an unread Stream of agent ``i`` (role agent).
+    """
     if isinstance(rng, Stream):
         if rng.words != 0 or rng.role != ROLE_AGENT or rng.i != i:
             raise ValueError(f"{where}: a Stream passed as rng must be agent {i}'s and unread (got {rng!r})")

@@ -126,13 +126,64 @@ def prirfed_settings(where: str, problem, T, s, alpha, option, local, aggregatio
 
 def prirfed_local_settings(where: str, problem, T, s, local, b_arr, K, m, tau, tau0, tau1, option, local_option,
                            record_every, keep_iterates=False):
-    """The local-training settings of Algorithm 1 that both twins check the same way, after
-    :func:`prirfed_settings`: b_i an integer in [1, N_i] for each agent, K >= 1 local steps
-    (DP-RSGD) or epochs (DP-RSVRG), m >= 1 inner steps, the clipping thresholds tau, tau0, tau1
-    (> 0, inf: none; tau0 and tau1 default to tau), the local option (default: ``option``) 1 or 2,
-    and record_every (an int >= 1 or "auto": :func:`~prirfed.reference.trainers.base.record_schedule`
-    for the samples s agents read in a round), keep_iterates True or False. Returns (bs, K, m, tau, tau0, tau1, local_option,
-    record_every), bs an int64 array of shape (N,)."""
+    """The local-training settings of Huang et al. (2024), Algorithm 1, checked once for both twins.
+
+    Called after :func:`prirfed_settings`: b_i an integer in [1, N_i] for each agent, K >= 1 local
+    steps (DP-RSGD) or epochs (DP-RSVRG), m >= 1 inner steps, the clipping thresholds tau, tau0,
+    tau1 (> 0, inf: none; tau0 and tau1 default to tau), the local option (default: ``option``) 1
+    or 2, record_every (an int >= 1 or "auto":
+    :func:`~prirfed.reference.trainers.base.record_schedule` for the samples s agents read in a
+    round) and keep_iterates True or False.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`).
+    T : int
+        Rounds, already checked by :func:`prirfed_settings`.
+    s : int
+        Agents per round, already checked.
+    local : str
+        ``"dp_rsgd"`` or ``"dp_rsvrg"`` (already checked), for the samples read per round.
+    b_arr : numpy.ndarray
+        The batch sizes b_i, shape ``(N,)`` (from :func:`prirfed_settings`).
+    K : int
+        Local steps (DP-RSGD) or epochs (DP-RSVRG), >= 1.
+    m : int
+        Inner steps of DP-RSVRG, >= 1.
+    tau : float
+        Clipping threshold, > 0 (``inf``: none).
+    tau0, tau1 : float or None
+        DP-RSVRG's two thresholds (None: ``tau``).
+    option : int
+        The server's option, the default of ``local_option``.
+    local_option : int or None
+        1 or 2 (None: ``option``).
+    record_every : int or str
+        History period, an int >= 1 or ``"auto"``.
+    keep_iterates : bool, optional
+        Must be True or False (default False).
+
+    Returns
+    -------
+    bs : numpy.ndarray
+        The batch sizes as int64, shape ``(N,)``.
+    K, m : int
+        Local steps or epochs, inner steps.
+    tau, tau0, tau1 : float
+        The clipping thresholds.
+    local_option : int
+        1 or 2.
+    record_every : int
+        The resolved history period.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or not a number of the right kind.
+    """
     for i in range(problem.N):
         check_int(where, f"b[{i}]", b_arr[i], 1, problem.sizes[i])
     bs = b_arr.astype(np.int64)

@@ -63,12 +63,54 @@ def pooled_index(problem, g: int) -> tuple[int, int]:
 
 
 def rgd_settings(where: str, problem, T, alpha, record_every, gtol, armijo, c, shrink, keep_iterates=False):
-    """The settings of :func:`rgd` that both twins check the same way: T >= 0 steps, the step sizes
-    (:func:`~prirfed.reference.trainers.prirfed.step_sizes`), record_every >= 1 or "auto"
-    (:func:`~prirfed.reference.trainers.base.record_schedule`, a step reads all n samples), gtol a
-    number >= 0 (inf stops at once), armijo True or False and, with the line search, c and shrink
-    in (0, 1) (Absil, Mahony, Sepulchre 2008, Algorithm 1), keep_iterates True or False. Returns
-    (T, alphas, record_every, gtol)."""
+    """The settings of :func:`rgd` that both twins check the same way.
+
+    T >= 0 steps, the step sizes (:func:`~prirfed.reference.trainers.prirfed.step_sizes`),
+    record_every >= 1 or "auto" (:func:`~prirfed.reference.trainers.base.record_schedule`, a step
+    reads all n samples), gtol a number >= 0 (inf stops at once), armijo True or False and, with the
+    line search, c and shrink in (0, 1) (Absil, Mahony, Sepulchre 2008, Algorithm 1),
+    keep_iterates True or False.
+
+    Helper, not a paper formula: argument check.
+
+    Parameters
+    ----------
+    where : str
+        Function named in error messages.
+    problem : FederatedProblem
+        The federated problem (:mod:`prirfed.reference.problems`); its samples are pooled.
+    T : int
+        Steps, >= 0.
+    alpha : float, sequence or callable
+        Step sizes (read only when T > 0).
+    record_every : int or str
+        History period, an int >= 1 or ``"auto"``.
+    gtol : float
+        Gradient-norm tolerance, >= 0.
+    armijo : bool
+        Whether the Armijo line search is used.
+    c, shrink : float
+        Armijo's sufficient-decrease constant and step shrink factor, each in (0, 1) (checked only
+        with ``armijo=True``).
+    keep_iterates : bool, optional
+        Must be True or False (default False).
+
+    Returns
+    -------
+    T : int
+        Steps.
+    alphas : numpy.ndarray
+        Step sizes, shape ``(T,)``.
+    record_every : int
+        The resolved history period.
+    gtol : float
+        The tolerance as a float.
+
+    Raises
+    ------
+    ValueError
+        If a setting is out of range or not a number of the right kind.
+    """
     T = check_int(where, "T", T, 0)
     alphas = step_sizes(where, alpha, T) if T > 0 else np.zeros(0)
     n = int(sum(problem.sizes))
