@@ -56,6 +56,7 @@ def real_or_nan(value) -> float:
 
     Examples
     --------
+    >>> from prirfed.reference.checks import real_or_nan
     >>> real_or_nan(3), real_or_nan(True), real_or_nan("1"), real_or_nan(10**400)
     (3.0, nan, nan, inf)
     """

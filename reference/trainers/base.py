@@ -385,6 +385,7 @@ def is_choice(value, choices) -> bool:
 
     Examples
     --------
+    >>> from prirfed.reference.trainers.base import is_choice
     >>> is_choice(2, (1, 2)), is_choice(2.0, (1, 2)), is_choice(True, (1, 2)), is_choice([1], (1, 2))
     (True, True, False, False)
     """
