@@ -189,9 +189,10 @@ def check_local_args(where, problem, i, K, sigma, alpha, **taus):
         Noise standard deviation, finite and >= 0 (0: no noise, no draw).
     alpha : float
         Step size, positive and finite.
-    **taus : float
-        The clipping thresholds by name (``tau=``, or ``tau0=`` and ``tau1=``), each > 0
-        (``inf``: no clipping; :func:`~prirfed.reference.trainers.base.check_tau`).
+    tau, tau0, tau1 : float, optional
+        The clipping thresholds, by keyword (``**taus``: ``tau=`` for DP-RSGD, ``tau0=`` and
+        ``tau1=`` for DP-RSVRG), each > 0 (``inf``: no clipping;
+        :func:`~prirfed.reference.trainers.base.check_tau`).
 
     Returns
     -------
