@@ -222,6 +222,7 @@ class RoundServer:
         N = sizes.N
         if algorithm == "prirfed":
             from prirfed.reference.checks import check_int
+            from prirfed.reference.trainers.base import check_tau
             from prirfed.reference.trainers.prirfed import prirfed_settings
 
             st = self.settings
@@ -230,14 +231,17 @@ class RoundServer:
             aggregation = st.get("aggregation", "tangent")
             T, s, alphas, sigmas, b = prirfed_settings(where, sizes, st.get("T"), st.get("s"), st.get("alpha"), option,
                                                        local, aggregation, st.get("sigma", 0.0), st.get("b"))
-            tau = float(st.get("tau", math.inf))
+            # the clipping thresholds by the trainers' shared check (the clients' trainers would refuse
+            # a bad one too, but later and from a SuperNode)
+            tau = check_tau(where, "tau", st.get("tau", math.inf))
             self.plan = dict(T=T, per_round=s, alphas=alphas, sigmas=sigmas, bs=b.astype(int), local=local,
                              option=option, local_option=option if st.get("local_option") is None else st["local_option"],
                              aggregation=aggregation, K=check_int(where, "K", st.get("K", 1)),
                              m=check_int(where, "m", st.get("m", 1)), tau=tau,
-                             tau0=tau if st.get("tau0") is None else float(st["tau0"]),
-                             tau1=tau if st.get("tau1") is None else float(st["tau1"]))
+                             tau0=tau if st.get("tau0") is None else check_tau(where, "tau0", st["tau0"]),
+                             tau1=tau if st.get("tau1") is None else check_tau(where, "tau1", st["tau1"]))
         else:
+            from prirfed.reference.trainers.base import check_nonnegative
             from prirfed.reference.trainers.rfed import federated_settings
 
             st = self.settings
@@ -246,9 +250,7 @@ class RoundServer:
             weighting = st.get("weighting", "uniform")
             T, k, etas, taus, _ = federated_settings(where, sizes, st.get("T"), st.get("k"), st.get("eta"), st.get("tau"),
                                                      option, aggregation, weighting, 1)
-            mu = float(st.get("mu", 0.0))
-            if algorithm == "rfedprox" and not (np.isfinite(mu) and mu >= 0):
-                raise ValueError(f"{where}: mu must be finite and >= 0 (got {mu!r})")
+            mu = check_nonnegative(where, "mu", st.get("mu", 0.0))
             self.plan = dict(T=T, per_round=k, etas=etas, taus=taus, option=option, aggregation=aggregation,
                              weighting=weighting, mu=mu)
         if budget is not None:

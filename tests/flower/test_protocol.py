@@ -139,6 +139,13 @@ def test_settings_are_checked():
         RoundServer("fedavg", sizes, x0, {}, make_key(0))
     with pytest.raises(ValueError, match="x0"):
         RoundServer("prirfed", sizes, 2 * x0, dict(T=2, s=2, alpha=0.1), make_key(0))
+    # clipping thresholds and mu by the trainers' shared checks, on the server, before any round
+    for key, bad in (("tau", float("nan")), ("tau", -1.0), ("tau0", "1"), ("tau1", 0.0)):
+        with pytest.raises(ValueError, match=f"clipping threshold {key} must be > 0"):
+            RoundServer("prirfed", sizes, x0, dict(T=2, s=2, alpha=0.1, **{key: bad}), make_key(0))
+    for bad in (-0.5, float("inf"), True):
+        with pytest.raises(ValueError, match="mu must be finite and >= 0"):
+            RoundServer("rfedprox", sizes, x0, dict(T=2, k=2, eta=0.1, tau=1, mu=bad), make_key(0))
 
 
 def test_key_words_round_trip_and_node_assignment():
