@@ -771,6 +771,8 @@ def sample_tangent_gaussian_mh(M, x, sigma, rng, n_steps, *, step_size=None, cha
 #: tau, and the clipped vector can exceed tau (by a factor 2 at tau = 5e-324; found by the fuzz
 #: suite), breaking the bound the sensitivity analysis needs (proofs_notes/mechanism_clipping.md).
 TAU_MIN = 2.0**-1000
+#: the smallest normal float64, 2^-1022: below it a clipping factor tau / ||v|| loses precision
+FACTOR_NORMAL_MIN = 2.0**-1022
 
 
 def check_clip_threshold(where: str, tau) -> float:
@@ -815,6 +817,10 @@ def clip(M, x, v, tau):
     unchanged (a copy); outside, ``v`` is scaled to metric norm tau (up to one rounding of the
     product, relative 1e-16) keeping its direction. ``v = 0`` is returned as is.
 
+    When tau / ||v||_x is below the smallest normal float64 (subnormal, or 0 once it underflows:
+    e.g. tau = 1e-170 against ||v|| = 1e304) the result is (v / ||v||_x) tau instead, so it keeps
+    length tau (the product with a subnormal factor lost up to 1e-8 relative, or returned 0).
+
     Domain: every tangent vector whose metric norm is a float64 (below 1.8e308). The norm is the
     manifold's overflow-free one, so a long v is scaled to length tau (it used to become 0 once
     the squared norm overflowed at 1.3e154); a v whose norm exceeds the float64 range raises
@@ -831,6 +837,10 @@ def clip(M, x, v, tau):
         raise ValueError(f"{where}: ||v||_x overflows float64 (the metric norm of v exceeds 1.8e308), so "
                          "tau / ||v||_x cannot be formed; clip_tau is defined here for every v with a float64 norm")
     factor = 1.0 if nv == 0.0 else min(1.0, tau / nv)
+    if factor < FACTOR_NORMAL_MIN:
+        # tau / ||v|| is subnormal or 0 (a tiny tau against a huge v): the factor would lose bits or
+        # vanish, so the unit direction v / ||v|| (entries <= 1) is scaled by tau instead
+        return (v / nv) * tau
     return factor * v
 
 

@@ -308,6 +308,8 @@ def clip_kernel(v, norm_v, tau):
     f = tau / norm_v
     if f > 1.0:
         f = 1.0
+    if f < 2.2250738585072014e-308:  # the factor is subnormal or 0: scale the direction (reference)
+        return (v / norm_v) * tau
     return f * v
 
 

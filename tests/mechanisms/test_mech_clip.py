@@ -85,3 +85,28 @@ def test_bad_vector_raises():
         R.clip(Euclidean(2), np.zeros(2), np.ones(3), 1.0)
     with pytest.raises(ValueError, match="clip: M must be"):
         R.clip(None, np.zeros(2), np.ones(2), 1.0)
+
+
+@pytest.mark.parametrize("geom", ["Euclidean", "Stiefel", "SPD"])
+@pytest.mark.parametrize("tau, length", [(1e-170, 1e304), (1e-300, 5e15), (1e-300, 1e10)])
+def test_clip_with_a_subnormal_factor_keeps_length_tau_in_both_twins(geom, tau, length):
+    """tau / ||v||_x below 2^-1022 (subnormal, or 0 once it underflows): the clipped vector still has
+    metric norm tau (relative 1e-14) and the direction of v, in both twins. Found by the thorough
+    fuzz run: the product with the factor returned 0 (tau = 1e-170 against ||v|| = 1e304) or lost
+    1e-8 relative (Stiefel, factor 2e-316). Known answer: the definition min(1, tau/||v||) v, whose
+    length is exactly tau here."""
+    from prirfed.reference.manifolds import SPD, Stiefel
+    from prirfed.verified import manifolds as VMf
+    from prirfed.verified import mechanisms as V
+
+    rng = np.random.default_rng(3)
+    R_M, V_M = {"Euclidean": (Euclidean(3), VMf.Euclidean(3)), "Stiefel": (Stiefel(4, 2), VMf.Stiefel(4, 2)),
+                "SPD": (SPD(2), VMf.SPD(2))}[geom]
+    x = R_M.random_point(rng)
+    v = R_M.proj(x, rng.standard_normal(np.shape(x)))
+    v = v * (length / R_M.norm(x, v))
+    assert tau / R_M.norm(x, v) < 2.0**-1022
+    for mod, M in ((R, R_M), (V, V_M)):
+        c = mod.clip(M, x, v, tau)
+        assert math.isclose(R_M.norm(x, c), tau, rel_tol=1e-14), (mod.__name__, R_M.norm(x, c))
+        assert math.isclose(R_M.inner(x, c, v) / (tau * R_M.norm(x, v)), 1.0, rel_tol=1e-12)
