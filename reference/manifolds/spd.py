@@ -74,9 +74,10 @@ def _eigh(A: np.ndarray):
     (exact): LAPACK does not converge on entries near the float64 range (found by the fuzz suite)."""
     m = float(np.max(np.abs(A))) if A.size else 0.0
     if 0.0 < m < math.inf:
-        f = math.ldexp(1.0, math.frexp(m)[1])
+        f = math.ldexp(1.0, math.frexp(m)[1] - 1)  # 2^k <= m: 2^(k+1) overflows at m >= 2^1023
         w, Q = np.linalg.eigh(sym(A / f))
-        return w * f, Q
+        with np.errstate(over="ignore"):  # an eigenvalue beyond float64: inf, which the callers refuse
+            return w * f, Q
     return np.linalg.eigh(sym(A))
 
 
@@ -161,7 +162,7 @@ def _extreme_eigenvalues(A: np.ndarray) -> tuple[float, float]:
     m = float(np.max(np.abs(A))) if A.size else 0.0
     if not 0.0 < m < math.inf:
         return (0.0, 0.0) if m == 0.0 else (math.nan, math.nan)
-    f = math.ldexp(1.0, math.frexp(m)[1])
+    f = math.ldexp(1.0, math.frexp(m)[1] - 1)  # 2^k <= m: 2^(k+1) overflows at m >= 2^1023
     w = np.linalg.eigvalsh(sym(A / f))
     return float(w[0]) * f, float(w[-1]) * f
 
@@ -192,12 +193,13 @@ def finite_or_raise(where: str, out: np.ndarray) -> np.ndarray:
 
 
 def _lambda_min(A: np.ndarray) -> float:
-    """Smallest eigenvalue of sym(A) (the quantity check_point tests), computed on A / 2^k with 2^k
-    near max |A| (exact scaling): LAPACK fails to converge on entries near the float64 range."""
+    """Smallest eigenvalue of sym(A) (the quantity check_point tests), computed on A / 2^k with
+    2^k <= max |A| < 2^(k+1) (exact scaling): LAPACK fails to converge on entries near the float64
+    range. (2^(k+1) overflowed to an OverflowError for max |A| >= 2^1023; found by the fuzz suite.)"""
     m = float(np.max(np.abs(A))) if A.size else 0.0
     if not 0.0 < m < math.inf:
         return float(np.linalg.eigvalsh(sym(A))[0]) if m == 0.0 else math.nan
-    s = math.ldexp(1.0, math.frexp(m)[1])
+    s = math.ldexp(1.0, math.frexp(m)[1] - 1)
     return float(np.linalg.eigvalsh(sym(A / s))[0]) * s
 
 
@@ -400,11 +402,19 @@ class SPD(Manifold):
         V = X^{1/2} ((2M - I)^{1/2} - I) X^{1/2}, M = X^{-1/2} Y X^{-1/2}. With
         2M - I - I = 2 X^{-1/2}(Y - X)X^{-1/2} = P diag(eta) P^T, (2M - I)^{1/2} - I =
         P diag(eta / (1 + sqrt(1 + eta))) P^T (no cancellation near Y = X).
-        Raises ValueError when 2Y - X is not positive definite (Y not in the image)."""
+        Raises ValueError when 2Y - X is not positive definite (Y not in the image), and when
+        X^(-1/2)(Y - X)X^(-1/2) overflows float64 (e.g. a subnormal X against a normal Y; found by
+        the fuzz suite)."""
         x = self._pt("inv_retr", x)
         y = self._pt("inv_retr", y, "y")
         R, L = sqrtm_and_invsqrtm(x)
-        eta, P = _congruence_eigh(L, 2.0 * (y - x))
+        with np.errstate(over="ignore", invalid="ignore"):
+            eta, P = _congruence_eigh(L, 2.0 * (y - x))
+        if not (np.all(np.isfinite(eta)) and np.all(np.isfinite(P))):
+            raise ValueError(
+                f"{self._where('inv_retr')}: 2 X^(-1/2)(Y - X)X^(-1/2) is not finite in float64 (X is too small or too "
+                f"ill-conditioned against Y: smallest eigenvalue of X {_lambda_min(x):.3e}, largest |Y| entry "
+                f"{float(np.max(np.abs(y))):.3e})")
         if not eta[0] > -1.0:
             raise ValueError(
                 f"{self._where('inv_retr')}: y is outside the image of the retraction: 2Y - X is not positive "

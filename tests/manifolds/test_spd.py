@@ -680,3 +680,42 @@ def test_jacobi_eigensolver_of_the_verified_twin(seed, n, r, indefinite):
     assert maxabs((V * w) @ V.T - A) <= 8 * EPS * big * n
     w0, V0 = vspd._jacobi_eigh(np.zeros((n, n)))
     assert np.all(w0 == 0) and np.all(V0 == np.eye(n))
+
+
+def test_points_near_the_top_of_float64_are_checked_not_crashed():
+    """A point with entries in [2^1023, 1.8e308) is refused or accepted with a ValueError at most, in
+    both twins alike, never an OverflowError: the eigenvalue solvers scale by 2^k <= max|X| (2^(k+1)
+    overflowed math.ldexp; found by the thorough fuzz run). Known answer: X = 1.5e308 I is a point
+    (smallest eigenvalue 1.5e308), and Exp_X(0) = X."""
+    X = 1.5e308 * np.eye(3)
+    for M in (RefSPD(3), VerSPD(3)):
+        np.testing.assert_array_equal(M.exp(X, np.zeros((3, 3))), X)
+    D = np.diag([1.5e308, 1.0, 1.0]) + 1.0e308 * (np.ones((3, 3)) - np.eye(3))
+    out = []
+    for M in (RefSPD(3), VerSPD(3)):
+        try:
+            M.exp(D, np.zeros((3, 3)))
+            out.append("ok")
+        except ValueError as exc:
+            out.append(str(exc))
+    assert out[0] == out[1] and out[0] != "ok"  # not positive definite (smallest eigenvalue < 0)
+
+
+def test_inv_retr_refuses_an_overflowing_congruence_in_both_twins():
+    """X = 1e-310 X0 (subnormal entries) against a normal Y: X^(-1/2)(Y - X)X^(-1/2) is about 1e310,
+    beyond float64. The reference refused with a NaN in an 'outside the image' message and the
+    verified twin returned the zero matrix (its 2 x 2 eigen-solver gives 0 on inf entries); both now
+    raise the same overflow message (thorough fuzz run, 2026-11-25)."""
+    R = RefSPD(2)
+    x = R.random_point(np.random.default_rng(1))
+    y = R.exp(x, 1e-12 * np.eye(2))
+    msgs = []
+    for M in (R, VerSPD(2)):
+        with pytest.raises(ValueError, match=r"SPD.inv_retr: 2 X\^\(-1/2\)\(Y - X\)X\^\(-1/2\) is not finite") as e:
+            M.inv_retr(1e-310 * x, y)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    # at 1e-300 the congruence (about 1e300) is finite: both twins agree on a finite result
+    a, b = R.inv_retr(1e-300 * x, y), VerSPD(2).inv_retr(1e-300 * x, y)
+    assert np.all(np.isfinite(a))
+    np.testing.assert_allclose(b, a, rtol=1e-10, atol=0)

@@ -244,7 +244,7 @@ def eigh_kernel(a):
         if abs(t) > m:
             m = abs(t)
     if 0.0 < m < math.inf:
-        f = math.ldexp(1.0, math.frexp(m)[1])
+        f = math.ldexp(1.0, math.frexp(m)[1] - 1)  # 2^k <= m: 2^(k+1) overflows at m >= 2^1023
         w, q = np.linalg.eigh(sym_kernel(a / f))
         return w * f, q
     return np.linalg.eigh(sym_kernel(a))
@@ -261,8 +261,12 @@ def sqrtm_and_invsqrtm_kernel(x):
 
 @njit(cache=True)
 def _congruence_eigh(l, d):
-    """eigh of sym(L D L)."""
-    return eigh_kernel(lal_kernel(l, d))
+    """eigh of sym(L D L); NaN eigenvalues when L D L overflows (the eigen-solvers return garbage
+    on inf entries: 0 and the identity for a 2 x 2; the callers refuse a NaN, as the reference)."""
+    m = lal_kernel(l, d)
+    if not np.all(np.isfinite(m)):
+        return np.full(m.shape[0], np.nan), np.full(m.shape, np.nan)
+    return eigh_kernel(m)
 
 
 @njit(cache=True)
@@ -439,6 +443,8 @@ def retr_kernel(x, v):
 def _inv_retr_core(x, y):
     r, l = sqrtm_and_invsqrtm_kernel(x)
     eta, p = _congruence_eigh(l, 2.0 * (y - x))
+    if not (np.all(np.isfinite(eta)) and np.all(np.isfinite(p))):  # overflow: the wrapper refuses (reference)
+        return np.full_like(x, np.nan), math.nan
     if not eta[0] > -1.0:
         return np.full_like(x, np.nan), eta[0]
     return kdkt_kernel(_mm(r, p), eta / (1.0 + np.sqrt(1.0 + eta))), eta[0]
@@ -570,8 +576,8 @@ class SPD(BatchRows, KernelMetric, _ReferenceSPD):
         x = self._pt("inv_retr", x)
         y = self._pt("inv_retr", y, "y")
         out, eta_min = _inv_retr_core(_c(x), _c(y))
-        if not eta_min > -1.0:
-            return super().inv_retr(x, y)
+        if not (-1.0 < eta_min < math.inf and np.all(np.isfinite(out))):
+            return super().inv_retr(x, y)  # the reference's refusal (outside the image, or an overflow)
         return self._out("inv_retr", out)
 
     def tangent_basis(self, x):
