@@ -42,6 +42,10 @@ from prirfed.reference.mechanisms import (  # noqa: F401  (re-exported, same obj
 )
 from prirfed.verified.kernels import sym_part_kernel as _sym
 
+#: the reference's clipping constants, frozen into the kernels when they compile
+_TAU_MIN = _ref.TAU_MIN
+_FACTOR_NORMAL_MIN = _ref.FACTOR_NORMAL_MIN
+
 __all__ = list(_ref.__all__) + [
     "sample_tangent_gaussian_kernel",
     "sample_tangent_gaussian_batch_kernel",
@@ -299,7 +303,7 @@ def clip_kernel(v, norm_v, tau):
     ValueError
         If ``tau < 2**-1000`` or ``norm_v`` is infinite.
     """
-    if not tau >= 9.332636185032189e-302:  # = reference TAU_MIN = 2^-1000
+    if not tau >= _TAU_MIN:
         _refuse_clip_tau()
     if norm_v == 0.0:
         return v * 1.0
@@ -308,7 +312,7 @@ def clip_kernel(v, norm_v, tau):
     f = tau / norm_v
     if f > 1.0:
         f = 1.0
-    if f < 2.2250738585072014e-308:  # the factor is subnormal or 0: scale the direction (reference)
+    if f < _FACTOR_NORMAL_MIN:  # the factor is subnormal or 0: scale the direction (reference)
         return (v / norm_v) * tau
     return f * v
 

@@ -69,12 +69,20 @@ def sym(A: np.ndarray) -> np.ndarray:
     return 0.5 * A + 0.5 * A.T
 
 
+def _pow2_scale(m: float) -> float:
+    """2^k with 2^k <= m < 2^(k+1), for 0 < m < inf: the exact scale by which the eigen-solvers
+    divide a matrix whose largest entry is m (LAPACK does not converge on entries near the float64
+    range). 2^(k+1) > m was used before and overflowed ``math.ldexp`` once m >= 2^1023 (an
+    ``OverflowError`` from ``check_point``; found by the fuzz suite)."""
+    return math.ldexp(1.0, math.frexp(m)[1] - 1)
+
+
 def _eigh(A: np.ndarray):
     """eigh of sym(A), computed on A / 2^k with 2^k near max |A| and the eigenvalues scaled back
     (exact): LAPACK does not converge on entries near the float64 range (found by the fuzz suite)."""
     m = float(np.max(np.abs(A))) if A.size else 0.0
     if 0.0 < m < math.inf:
-        f = math.ldexp(1.0, math.frexp(m)[1] - 1)  # 2^k <= m: 2^(k+1) overflows at m >= 2^1023
+        f = _pow2_scale(m)
         w, Q = np.linalg.eigh(sym(A / f))
         with np.errstate(over="ignore"):  # an eigenvalue beyond float64: inf, which the callers refuse
             return w * f, Q
@@ -162,7 +170,7 @@ def _extreme_eigenvalues(A: np.ndarray) -> tuple[float, float]:
     m = float(np.max(np.abs(A))) if A.size else 0.0
     if not 0.0 < m < math.inf:
         return (0.0, 0.0) if m == 0.0 else (math.nan, math.nan)
-    f = math.ldexp(1.0, math.frexp(m)[1] - 1)  # 2^k <= m: 2^(k+1) overflows at m >= 2^1023
+    f = _pow2_scale(m)
     w = np.linalg.eigvalsh(sym(A / f))
     return float(w[0]) * f, float(w[-1]) * f
 
@@ -193,13 +201,12 @@ def finite_or_raise(where: str, out: np.ndarray) -> np.ndarray:
 
 
 def _lambda_min(A: np.ndarray) -> float:
-    """Smallest eigenvalue of sym(A) (the quantity check_point tests), computed on A / 2^k with
-    2^k <= max |A| < 2^(k+1) (exact scaling): LAPACK fails to converge on entries near the float64
-    range. (2^(k+1) overflowed to an OverflowError for max |A| >= 2^1023; found by the fuzz suite.)"""
+    """Smallest eigenvalue of sym(A) (the quantity check_point tests), computed on A / :func:`_pow2_scale`
+    (exact scaling): LAPACK fails to converge on entries near the float64 range."""
     m = float(np.max(np.abs(A))) if A.size else 0.0
     if not 0.0 < m < math.inf:
         return float(np.linalg.eigvalsh(sym(A))[0]) if m == 0.0 else math.nan
-    s = math.ldexp(1.0, math.frexp(m)[1] - 1)
+    s = _pow2_scale(m)
     return float(np.linalg.eigvalsh(sym(A / s))[0]) * s
 
 
