@@ -114,6 +114,41 @@ def sqrtm_and_invsqrtm(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X_half, X_minus_half
 
 
+def scaled_congruence(L: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, int]:
+    r"""(A, k) with :math:`L U L = 2^k A` and no overflow in forming A: the metric's congruence
+    :math:`X^{-1/2} U X^{-1/2}` of :meth:`SPD.inner` and :meth:`SPD.norm` at every scale.
+
+    Helper, not a paper formula. :math:`L = 2^a \hat L`, :math:`U = 2^b \hat U` with the largest
+    entries of :math:`\hat L, \hat U` in [1, 2) (:func:`_pow2_scale`: exact), so the entries of
+    :math:`A = \hat L \hat U \hat L` are at most :math:`8 n^2` and :math:`k = 2a + b`. Computing
+    :math:`L U L` directly overflowed in a partial sum for :math:`\|U\|_F` near 1.7e308 while
+    :math:`\|U\|_X` was 1.8e307, and the twins (different summation orders) then disagreed on
+    whether the norm overflows (found by the fuzz suite; ``proofs_notes/manifold_spd.md``). The
+    scaling by powers of two is exact, so in the normal range A 2^k is bit-identical to L U L.
+
+    Parameters
+    ----------
+    L : numpy.ndarray
+        A symmetric matrix with finite, not all zero entries (:math:`X^{-1/2}`).
+    U : numpy.ndarray
+        A finite symmetric matrix.
+
+    Returns
+    -------
+    A : numpy.ndarray
+        :math:`\hat L \hat U \hat L` (zero if U is zero).
+    k : int
+        The exponent: :math:`L U L = 2^k A`.
+    """
+    mu = float(np.max(np.abs(U))) if U.size else 0.0
+    if mu == 0.0:
+        return np.zeros_like(U), 0
+    a = math.frexp(float(np.max(np.abs(L))))[1] - 1
+    b = math.frexp(mu)[1] - 1
+    Lh = np.ldexp(L, -a)
+    return Lh @ np.ldexp(U, -b) @ Lh, 2 * a + b
+
+
 def _congruence_eigh(X_minus_half: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """eigh of sym(X^{-1/2} D X^{-1/2}): eigenvalues (ascending) and orthonormal eigenvectors."""
     return _eigh(X_minus_half @ D @ X_minus_half)
@@ -280,21 +315,28 @@ class SPD(Manifold):
     # ------------------------------------------------------------------ metric
     def inner(self, x, u, v):
         """<U, V>_X = tr(X^{-1} U X^{-1} V) (Huang et al. (2024) section 6.2), computed as the Frobenius
-        product of the symmetric matrices X^{-1/2} U X^{-1/2} and X^{-1/2} V X^{-1/2}."""
+        product of the symmetric matrices X^{-1/2} U X^{-1/2} and X^{-1/2} V X^{-1/2}, each formed by
+        :func:`scaled_congruence` (no intermediate overflow: the result overflows only if the inner
+        product itself does)."""
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
         _, L = sqrtm_and_invsqrtm(x)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._out("inner", float(np.sum((L @ u @ L) * (L @ v @ L))))
+        A, ka = scaled_congruence(L, u)
+        B, kb = scaled_congruence(L, v)
+        with np.errstate(over="ignore", under="ignore"):
+            return self._out("inner", float(np.ldexp(np.sum(A * B), ka + kb)))
 
     def norm(self, x, u):
-        """||U||_X = ||X^{-1/2} U X^{-1/2}||_F (no square root of a rounded difference)."""
+        """||U||_X = ||X^{-1/2} U X^{-1/2}||_F (no square root of a rounded difference), with the
+        congruence formed by :func:`scaled_congruence` (the result overflows only if the norm itself
+        does)."""
         x = self._pt("norm", x)
         u = self._tv("norm", x, u, "u")
         _, L = sqrtm_and_invsqrtm(x)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._out("norm", norm2(L @ u @ L))
+        A, k = scaled_congruence(L, u)
+        with np.errstate(over="ignore", under="ignore"):
+            return self._out("norm", float(np.ldexp(norm2(A), k)))
 
     def proj(self, x, w):
         """Orthogonal projection onto T_X = Sym(n) in the metric at X: sym(W).

@@ -719,3 +719,108 @@ def test_inv_retr_refuses_an_overflowing_congruence_in_both_twins():
     a, b = R.inv_retr(1e-300 * x, y), VerSPD(2).inv_retr(1e-300 * x, y)
     assert np.all(np.isfinite(a))
     np.testing.assert_allclose(b, a, rtol=1e-10, atol=0)
+
+
+def _rotated_pair():
+    """X = Q diag(1/16, 16) Q^T and P = q2 q2^T, q2 the second column of Q = [[3/5, 4/5], [4/5, -3/5]]:
+    X^(-1/2) (c P) X^(-1/2) = (c/16) P, so ||c P||_X = c/16 and <c P, c' P>_X = c c' / 256 (closed
+    forms), while X^(-1/2) has entries near 2.6 along the other direction."""
+    Q = np.array([[0.6, 0.8], [0.8, -0.6]])
+    return Q @ np.diag([1.0 / 16.0, 16.0]) @ Q.T, np.outer(Q[:, 1], Q[:, 1])
+
+
+def test_norm_and_inner_near_the_top_of_float64_have_their_closed_forms_in_both_twins():
+    """||U||_F = 1.7e308: the congruence X^(-1/2) U X^(-1/2) formed directly overflows in a partial
+    sum (checked below, both routes) although ||U||_X = 1.06e307 is finite; the reference returned it and the
+    verified twin refused (thorough fuzz run). Both now scale by powers of two first
+    (``scaled_congruence``) and agree with the closed form; an inner product that itself overflows
+    is refused alike in both twins, and one that does not is returned."""
+    X, P = _rotated_pair()
+    c = 1.7e308
+    U = c * P
+    _, L = vspd.sqrtm_and_invsqrtm_kernel(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not np.all(np.isfinite(L @ U @ L))  # the unscaled routes overflow
+        assert not np.all(np.isfinite(vspd.lal_kernel(L, U)))
+    for M in (RefSPD(2), VerSPD(2)):
+        assert M.norm(X, U) == pytest.approx(c / 16, rel=1e-13)
+        with pytest.raises(ValueError, match=r"^SPD\.inner: the result overflows float64 \(got inf\)$"):
+            M.inner(X, U, U)  # c^2 / 256 = 1.1e614
+        small = math.ldexp(c, -1100) * P  # 1.3e-23 along the same direction
+        assert M.inner(X, U, small) == pytest.approx(c / 256 * math.ldexp(c, -1100), rel=1e-13)
+        assert M.norm(X, math.ldexp(1.0, -1060) * P) == pytest.approx(math.ldexp(1.0, -1064), rel=1e-13)
+
+
+def test_scaled_congruence_equals_the_direct_product_in_the_normal_range():
+    """In the normal range the power-of-two scaling is exact: 2^k A equals L U L bit for bit in the
+    reference (so no published number moves), and the verified twin's A and k equal the reference's
+    to rounding."""
+    from prirfed.reference.manifolds.spd import scaled_congruence
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5):
+        for _ in range(20):
+            L = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3)
+            L = L + L.T
+            U = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-30, 30)
+            U = U + U.T
+            A, k = scaled_congruence(L, U)
+            np.testing.assert_array_equal(np.ldexp(A, k), L @ U @ L)
+            Av, kv = vspd.scaled_congruence_kernel(L, U)
+            assert kv == k
+            np.testing.assert_allclose(Av, A, rtol=1e-12, atol=1e-12 * np.max(np.abs(A)))
+    A, k = scaled_congruence(np.eye(2), np.zeros((2, 2)))
+    assert k == 0 and not np.any(A)
+
+
+def test_twins_agree_outside_the_kernel_domain_and_batches_equal_single_calls():
+    """X = I, Y = diag(1, 1e-10): mu_min / mu_max = 1e-10 < KERNEL_MU_RATIO, so the verified class
+    methods and batches take the reference's answer (bit-identical), which has the closed forms
+    Log_I(Y) = diag(0, log 1e-10), dist = |log 1e-10|, transport E V E^T = Y^(1/2) V Y^(1/2). A
+    nearly singular X (an integer matrix of rank 4 whose float64 smallest eigenvalue is 1.9e-16)
+    against a normal Y gets the same outcome from both twins (the verified kernel's eigen-solver
+    accepted what the reference refuses: fuzz suite). Log's tolerance is the float64 bound of its
+    difference form, eps / mu_min = 2e-6 absolute in log mu_min (proofs note)."""
+    assert 1e-10 < vspd.KERNEL_MU_RATIO
+    R, V = RefSPD(2), VerSPD(2)
+    X, Y = np.eye(2), np.diag([1.0, 1e-10])
+    W = np.array([[1.0, 2.0], [2.0, 3.0]])
+    for M in (R, V):
+        np.testing.assert_allclose(M.log(X, Y), np.diag([0.0, math.log(1e-10)]), rtol=0, atol=2.3e-6)
+        assert M.dist(X, Y) == pytest.approx(-math.log(1e-10), abs=2.3e-6)
+        s = np.sqrt(np.diag(Y))
+        np.testing.assert_allclose(M.transp(X, Y, W), W * np.outer(s, s), rtol=1.2e-6, atol=0)  # sqrt(mu): eps / (2 mu)
+    np.testing.assert_array_equal(V.log(X, Y), R.log(X, Y))
+    np.testing.assert_array_equal(V.transp(X, Y, W), R.transp(X, Y, W))
+    Xs, Ys, Ws = np.stack([X, X]), np.stack([Y, 2 * X]), np.stack([W, W])
+    np.testing.assert_array_equal(V.log_batch(Xs, Ys), np.stack([V.log(X, Y), V.log(X, 2 * X)]))
+    np.testing.assert_array_equal(V.dist_batch(Xs, Ys), [V.dist(X, Y), V.dist(X, 2 * X)])
+    np.testing.assert_array_equal(V.transp_batch(Xs, Ys, Ws), np.stack([V.transp(X, Y, W), V.transp(X, 2 * X, W)]))
+    Z = np.array([[1, 0, 1, 1, -1], [0, 1, 0, -1, 0], [1, 0, 2, 1, -1], [1, -1, 1, 2, -1], [-1, 0, -1, -1, 3]])
+    Y5 = RefSPD(5).random_point(np.random.default_rng(924676))
+    outcomes = []
+    for M in (RefSPD(5), VerSPD(5)):
+        try:
+            outcomes.append(("ok", M.log(Z, Y5)))
+        except ValueError as exc:
+            outcomes.append(("error", str(exc)))
+    assert outcomes[0][0] == outcomes[1][0]
+    if outcomes[0][0] == "ok":
+        np.testing.assert_array_equal(outcomes[0][1], outcomes[1][1])
+    else:
+        assert outcomes[0][1] == outcomes[1][1]
+
+
+def test_batch_screen_sends_points_scaled_into_the_subnormals_to_the_single_check():
+    """A point times 1e-318 has a relative smallest eigenvalue well above the screen's margin, but the
+    single check's lambda_min underflows to 0 and refuses it: the screen passed such rows and the
+    batch returned a result where the single call refuses (fuzz suite). The batch now refuses with
+    the single call's message."""
+    R, V = RefSPD(5), VerSPD(5)
+    x = R.random_point(np.random.default_rng(3))
+    y = 1e-318 * np.diag([1.0, 1e-7, 1.0, 1.0, 1.0])  # lambda_min 1e-325 underflows to 0
+    with pytest.raises(ValueError) as single:
+        V.log(x, y)
+    with pytest.raises(ValueError) as batch:
+        V.log_batch(x[None], y[None])
+    assert str(batch.value) == "SPD.log_batch: row 0: " + str(single.value)[len("SPD.log: "):]

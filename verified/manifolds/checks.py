@@ -75,7 +75,9 @@ class BatchRows:
     of rows that certainly pass the single-point check (a conservative pre-test at half the
     tolerance; NaN fails it). Rows not cleared by the screens, and every row after a kernel failure,
     are checked by calling the single-point method itself, so acceptance, refusal and message come
-    from the same code as in single calls.
+    from the same code as in single calls. When the stacked kernel refuses (or returns a non-finite
+    row) but no single call does, the result is the stack of the single calls: a single call may
+    fall back to the reference where its kernel refuses (SPD at the float64 edges).
 
     Helper, not a paper formula: the row-by-row contract of the batched methods.
     """
@@ -138,14 +140,15 @@ class BatchRows:
         kernel = self._batch_kernels[method]
         try:
             out = kernel(*args)
-        except ValueError as exc:
-            err = self._first_row_error(method, range(n), args)
-            raise (err if err is not None else exc) from None
-        if not np.all(np.isfinite(out)):
+        except ValueError:
+            out = None
+        if out is None or not np.all(np.isfinite(out)):
             err = self._first_row_error(method, range(n), args)
             if err is not None:
                 raise err
-            raise ValueError(f"{where}: a result overflows float64")
+            # the kernel refused a row that the single-point method accepts (it falls back to the
+            # reference where its kernel refuses): the contract is the stack of the single calls
+            return np.stack([getattr(self, method)(*(a[i] for a in args)) for i in range(n)])
         return out
 
     def exp_batch(self, X, V):

@@ -127,6 +127,16 @@ def _ggt(c):
 
 
 @njit(cache=True)
+def _max_abs(a):
+    """max |a_ij| (0 for an empty array; NaN entries are skipped)."""
+    m = 0.0
+    for t in a.flat:
+        if abs(t) > m:
+            m = abs(t)
+    return m
+
+
+@njit(cache=True)
 def lal_kernel(l, a):
     """sym(L A L) for symmetric L: L A, then the lower triangle of (L A) L mirrored."""
     n = l.shape[0]
@@ -239,10 +249,7 @@ def eigh_kernel(a):
     if a.shape[0] <= JACOBI_MAX_N:
         return _jacobi_eigh(a)
     # LAPACK on a / 2^k (exact scaling; it fails to converge on entries near the float64 range)
-    m = 0.0
-    for t in a.flat:
-        if abs(t) > m:
-            m = abs(t)
+    m = _max_abs(a)
     if 0.0 < m < math.inf:
         f = math.ldexp(1.0, math.frexp(m)[1] - 1)  # 2^k <= m: 2^(k+1) overflows at m >= 2^1023
         w, q = np.linalg.eigh(sym_kernel(a / f))
@@ -270,18 +277,45 @@ def _congruence_eigh(l, d):
 
 
 @njit(cache=True)
+def _ldexp_all(a, e):
+    """a * 2^e entry by entry (``math.ldexp``: exact, or correctly rounded where it underflows)."""
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = math.ldexp(a[i, j], e)
+    return out
+
+
+@njit(cache=True)
+def scaled_congruence_kernel(l, u):
+    """Verified twin of :func:`prirfed.reference.manifolds.spd.scaled_congruence`: (A, k) with L U L = 2^k A,
+    A = L^ U^ L^ for the power-of-two scalings L^ = L / 2^a, U^ = U / 2^b (largest entries in [1, 2)), k = 2a + b."""
+    mu = _max_abs(u)
+    if mu == 0.0:
+        return np.zeros_like(u), 0
+    a = math.frexp(_max_abs(l))[1] - 1
+    b = math.frexp(mu)[1] - 1
+    lh = _ldexp_all(l, -a)
+    return lal_kernel(lh, _ldexp_all(u, -b)), 2 * a + b
+
+
+@njit(cache=True)
 def inner_kernel(x, u, v):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.inner`: <U, V>_X = sum((L U L) * (L V L)), L =
-    X^{-1/2}."""
+    X^{-1/2}, each congruence by :func:`scaled_congruence_kernel` (no intermediate overflow)."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
-    return np.sum(lal_kernel(l, u) * lal_kernel(l, v))
+    a, ka = scaled_congruence_kernel(l, u)
+    b, kb = scaled_congruence_kernel(l, v)
+    return math.ldexp(np.sum(a * b), ka + kb)
 
 
 @njit(cache=True)
 def norm_kernel(x, u):
-    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.norm`: ||U||_X = ||X^{-1/2} U X^{-1/2}||_F."""
+    """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.norm`: ||U||_X = ||X^{-1/2} U X^{-1/2}||_F, the
+    congruence by :func:`scaled_congruence_kernel` (no intermediate overflow)."""
     _, l = sqrtm_and_invsqrtm_kernel(x)
-    return norm2_kernel(lal_kernel(l, u))
+    a, k = scaled_congruence_kernel(l, u)
+    return math.ldexp(norm2_kernel(a), k)
 
 
 @njit(cache=True)
@@ -365,16 +399,30 @@ def _invsqrtm_kernel(x):
     return kdkt_kernel(q, 1.0 / np.sqrt(w))
 
 
+#: The class methods and batches use a kernel's answer only where X^(-1/2) Y X^(-1/2) (for inv_retr
+#: the matrix of 1 + eta) has mu_min > KERNEL_MU_RATIO mu_max; beyond that the two twins' eigen-solvers
+#: can decide differently whether mu_min > 0 (or return results far apart for a nearly singular X:
+#: found by the fuzz suite), so the reference computes, decides and words the refusal. The fused
+#: trainer loops call the kernels directly and are not affected.
+KERNEL_MU_RATIO = 2.0 ** -26
+
+
+@njit(cache=True)
+def _in_domain(lo, hi):
+    """lo > KERNEL_MU_RATIO hi (False for NaN): where the class methods trust a kernel's answer."""
+    return lo > KERNEL_MU_RATIO * hi
+
+
 @njit(cache=True)
 def _log_core(x, y):
     r, _, mu, log_mu, p = _generalised_eigh(x, y)
-    return kdkt_kernel(_mm(r, p), log_mu), mu[0]
+    return kdkt_kernel(_mm(r, p), log_mu), mu[0], mu[-1]
 
 
 @njit(cache=True)
 def log_kernel(x, y):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.log`: X^{1/2} P diag(log mu) P^T X^{1/2}."""
-    out, mu_min = _log_core(x, y)
+    out, mu_min, _ = _log_core(x, y)
     if not mu_min > 0.0:
         raise ValueError("SPD.log: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
     return out
@@ -386,13 +434,13 @@ def _dist_core(x, y):
     s = 0.0
     for i in range(log_mu.shape[0]):
         s += log_mu[i] * log_mu[i]
-    return math.sqrt(s), mu[0]
+    return math.sqrt(s), mu[0], mu[-1]
 
 
 @njit(cache=True)
 def dist_kernel(x, y):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.dist`: sqrt(sum_i log^2 mu_i)."""
-    d, mu_min = _dist_core(x, y)
+    d, mu_min, _ = _dist_core(x, y)
     if not mu_min > 0.0:
         raise ValueError("SPD.dist: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
     return d
@@ -402,7 +450,7 @@ def dist_kernel(x, y):
 def _transp_core(x, y, v):
     r, l, mu, _, p = _generalised_eigh(x, y)
     if not mu[0] > 0.0:
-        return np.full_like(x, np.nan), mu[0]
+        return np.full_like(x, np.nan), mu[0], mu[-1]
     e = _mm(_mm(r, kdkt_kernel(p, np.sqrt(mu))), l)
     ev = _mm(e, v)
     n = x.shape[0]
@@ -414,14 +462,14 @@ def _transp_core(x, y, v):
                 t += ev[i, q] * e[j, q]
             out[i, j] = t
             out[j, i] = t
-    return out, mu[0]
+    return out, mu[0], mu[-1]
 
 
 @njit(cache=True)
 def transp_kernel(x, y, v):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.transp`: E V E^T, E = X^{1/2} M^{1/2} X^{-1/2};
     raises ValueError if mu_min <= 0 or the result overflows."""
-    out, mu_min = _transp_core(x, y, v)
+    out, mu_min, _ = _transp_core(x, y, v)
     if not mu_min > 0.0:
         raise ValueError("SPD.transp: X^(-1/2) Y X^(-1/2) has an eigenvalue <= 0 in floating point")
     if not _all_finite(out):
@@ -444,15 +492,15 @@ def _inv_retr_core(x, y):
     r, l = sqrtm_and_invsqrtm_kernel(x)
     eta, p = _congruence_eigh(l, 2.0 * (y - x))
     if not eta[0] > -1.0:  # also NaN: the congruence overflowed (_congruence_eigh)
-        return np.full_like(x, np.nan), eta[0]
-    return kdkt_kernel(_mm(r, p), eta / (1.0 + np.sqrt(1.0 + eta))), eta[0]
+        return np.full_like(x, np.nan), eta[0], eta[-1]
+    return kdkt_kernel(_mm(r, p), eta / (1.0 + np.sqrt(1.0 + eta))), eta[0], eta[-1]
 
 
 @njit(cache=True)
 def inv_retr_kernel(x, y):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.inv_retr`: X^{1/2} P diag(eta/(1 + sqrt(1 + eta)))
     P^T X^{1/2}, 2X^{-1/2}(Y - X)X^{-1/2} = P diag(eta) P^T."""
-    out, eta_min = _inv_retr_core(x, y)
+    out, eta_min, _ = _inv_retr_core(x, y)
     if not eta_min > -1.0:
         raise ValueError("SPD.inv_retr: y is outside the image of the retraction (2Y - X not positive definite)")
     return out
@@ -494,7 +542,10 @@ def log_batch(X, Y):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.log`, row by row over stacks."""
     out = np.empty_like(X)
     for i in range(X.shape[0]):
-        out[i] = log_kernel(X[i], Y[i])
+        row, mu_min, mu_max = _log_core(X[i], Y[i])
+        out[i] = row
+        if not _in_domain(mu_min, mu_max):
+            raise ValueError("SPD.log_batch: a row is outside the kernels' domain (KERNEL_MU_RATIO)")
     return out
 
 
@@ -503,7 +554,10 @@ def dist_batch(X, Y):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.dist`, row by row over stacks."""
     out = np.empty(X.shape[0])
     for i in range(X.shape[0]):
-        out[i] = dist_kernel(X[i], Y[i])
+        row, mu_min, mu_max = _dist_core(X[i], Y[i])
+        out[i] = row
+        if not _in_domain(mu_min, mu_max):
+            raise ValueError("SPD.dist_batch: a row is outside the kernels' domain (KERNEL_MU_RATIO)")
     return out
 
 
@@ -512,7 +566,10 @@ def transp_batch(X, Y, V):
     """Verified twin of :meth:`prirfed.reference.manifolds.spd.SPD.transp`, row by row over stacks."""
     out = np.empty_like(V)
     for i in range(X.shape[0]):
-        out[i] = transp_kernel(X[i], Y[i], V[i])
+        row, mu_min, mu_max = _transp_core(X[i], Y[i], V[i])
+        out[i] = row
+        if not _in_domain(mu_min, mu_max):
+            raise ValueError("SPD.transp_batch: a row is outside the kernels' domain (KERNEL_MU_RATIO)")
     return out
 
 
@@ -521,8 +578,8 @@ def transp_batch(X, Y, V):
 class SPD(BatchRows, KernelMetric, _ReferenceSPD):
     """Verified twin of :class:`prirfed.reference.manifolds.spd.SPD`: SPD(n) with the affine-invariant metric; same API
     as the reference, geometry in Numba. Where a kernel refuses (underflow, overflow, a result that is not positive
-    definite, mu_min <= 0) the reference method is called on the same input, so the refusal carries the reference's
-    message."""
+    definite, mu_min <= 0), or is outside its domain (mu_min <= KERNEL_MU_RATIO mu_max for log, dist, transp and
+    inv_retr), the reference method is called on the same input, so the refusal carries the reference's message."""
 
     def egrad2rgrad(self, x, g):
         x = self._pt("egrad2rgrad", x)
@@ -540,16 +597,16 @@ class SPD(BatchRows, KernelMetric, _ReferenceSPD):
     def log(self, x, y):
         x = self._pt("log", x)
         y = self._pt("log", y, "y")
-        out, mu_min = _log_core(_c(x), _c(y))
-        if not mu_min > 0.0:
+        out, mu_min, mu_max = _log_core(_c(x), _c(y))
+        if not _in_domain(mu_min, mu_max):
             return super().log(x, y)  # the reference decides and words the refusal
         return self._out("log", out)
 
     def dist(self, x, y):
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
-        d, mu_min = _dist_core(_c(x), _c(y))
-        if not mu_min > 0.0:
+        d, mu_min, mu_max = _dist_core(_c(x), _c(y))
+        if not _in_domain(mu_min, mu_max):
             return super().dist(x, y)
         return self._out("dist", float(d))
 
@@ -557,10 +614,10 @@ class SPD(BatchRows, KernelMetric, _ReferenceSPD):
         x = self._pt("transp", x)
         y = self._pt("transp", y, "y")
         v = self._tv("transp", x, v)
-        try:
-            return transp_kernel(_c(x), _c(y), _c(v))
-        except ValueError:
+        out, mu_min, mu_max = _transp_core(_c(x), _c(y), _c(v))
+        if not (_in_domain(mu_min, mu_max) and np.all(np.isfinite(out))):
             return super().transp(x, y, v)
+        return out
 
     def retr(self, x, v):
         x = self._pt("retr", x)
@@ -573,8 +630,8 @@ class SPD(BatchRows, KernelMetric, _ReferenceSPD):
     def inv_retr(self, x, y):
         x = self._pt("inv_retr", x)
         y = self._pt("inv_retr", y, "y")
-        out, eta_min = _inv_retr_core(_c(x), _c(y))
-        if not eta_min > -1.0:
+        out, eta_min, eta_max = _inv_retr_core(_c(x), _c(y))
+        if not (eta_min > -1.0 and _in_domain(1.0 + eta_min, 1.0 + eta_max)):
             return super().inv_retr(x, y)  # the reference's refusal (outside the image, or an overflow)
         return self._out("inv_retr", out)
 
@@ -594,7 +651,10 @@ class SPD(BatchRows, KernelMetric, _ReferenceSPD):
         Xs = Xf / safe
         lam = np.linalg.eigvalsh(0.5 * Xs + 0.5 * np.swapaxes(Xs, 1, 2))[:, 0]
         margin = 64.0 * self.n * np.finfo(float).eps
-        return finite & (asym <= 0.5 * SYMMETRY_RTOL * scale) & (lam > margin)
+        # lam * scale must be a normal number: the single check multiplies its scaled lambda_min back
+        # and refuses when that underflows to 0 (a point scaled into the subnormals; fuzz suite)
+        return (finite & (asym <= 0.5 * SYMMETRY_RTOL * scale) & (lam > margin)
+                & (lam * scale >= np.finfo(float).tiny))
 
     def _clearly_tangents(self, X, V):
         finite = np.all(np.isfinite(V), axis=(1, 2))
