@@ -191,6 +191,10 @@ def _run_account(args, out) -> int:
         raise ValueError(msg[len(prefix):] if msg.startswith(prefix) else msg) from None
 
 
+#: largest ``--eps`` that ``prirfed account`` calibrates for
+ACCOUNT_EPS_MAX = 100.0
+
+
 def _account(args, out) -> int:
     from prirfed.reference.accounting import calibration as cal
     from prirfed.reference.accounting.accountants import privacy_report
@@ -206,6 +210,10 @@ def _account(args, out) -> int:
         check_positive(where, "--sigma", args.sigma)
     else:
         check_epsilon(where, args.eps, "--eps")
+        if args.eps > ACCOUNT_EPS_MAX:
+            raise ValueError(f"prirfed account: --eps = {args.eps:g} exceeds {ACCOUNT_EPS_MAX:g} (by {args.eps - ACCOUNT_EPS_MAX:g}): "
+                             "such an eps is no privacy guarantee, and the accountants' bounds are not checked there "
+                             "(calibrating took minutes, and at eps near 1300 the bounds contradict each other)")
     run = [args.N, args.s, args.T]
     if any(v is not None for v in run) and not all(v is not None for v in run):
         raise ValueError("prirfed account: give all of --N, --s, --T (or none)")

@@ -225,7 +225,8 @@ def privacy_report(event: Event, delta: float, accountant="best") -> PrivacyRepo
     Raises
     ------
     ValueError
-        If an argument is invalid or no accountant can bound the event.
+        If an argument is invalid, no accountant can bound the event, or the lower bound exceeds the
+        upper bound (never reported as a bound).
     """
     where = "privacy_report"
     delta = check_delta(where, delta)
@@ -250,4 +251,10 @@ def privacy_report(event: Event, delta: float, accountant="best") -> PrivacyRepo
             up = epsilon(event, delta, acc, where)
     else:
         up, name = epsilon(event, delta, acc, where), type(acc).__name__
+    if low > up * (1.0 + 1e-9):
+        # a contradiction: one bound is wrong. Seen at eps near 1300 (noise multiplier 0.05, privacy
+        # losses far beyond the 709 nats where e^loss overflows); proofs note accounting_pld, open.
+        raise ValueError(f"{where}: the attainable lower bound eps = {low:.6g} exceeds the {name} upper bound "
+                         f"{up:.6g} (by {low - up:.3g}): this event is outside the range where prirfed's accountants "
+                         "agree (typically eps in the hundreds or more); no bound is reported")
     return PrivacyReport(delta=delta, lower=low, upper=up, accountant=name, pld=pld_e, rdp=rdp_e)

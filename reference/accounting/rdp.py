@@ -938,6 +938,9 @@ def effective_gaussian(event: Event, full_gradient_only: bool = False) -> float 
     """
     def inv_sq(e):
         if isinstance(e, Gaussian):
+            if not e.noise_multiplier > 2.0 ** -511:  # z^-2 would overflow (** raised OverflowError)
+                raise ValueError(f"effective_gaussian: noise multiplier z = {e.noise_multiplier:.3g} is below 2^-511 "
+                                 "= 1.5e-154, so z^-2 overflows float64 (such an event has no finite privacy bound here)")
             return e.noise_multiplier ** -2.0
         if full_gradient_only and isinstance(e, MixtureOfGaussians):
             return e.shift_common ** 2

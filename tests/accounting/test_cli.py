@@ -110,3 +110,36 @@ def test_subcommand_registry_is_a_dict_others_can_extend():
     assert {"privacy-table", "account"} <= set(SUBCOMMANDS)
     for help_, add, run_ in SUBCOMMANDS.values():
         assert isinstance(help_, str) and callable(add) and callable(run_)
+
+
+@pytest.mark.parametrize("argv,match", [
+    # calibrating for such an eps took minutes (fuzz suite: a generated command ran past 180 s)
+    (["--eps", "1e308"], r"--eps = 1e\+308 exceeds 100 \(by 1e\+308\)"),
+    (["--eps", "100.5"], r"--eps = 100\.5 exceeds 100 \(by 0\.5\)"),
+    # z = sigma b / (2 tau) = 5e-300: z^-2 overflowed inside the RDP accountant (an OverflowError)
+    (["--sigma", "1e-300"], r"noise multiplier z = 5e-300 is below 2\^-511"),
+    # z = 0.05: the attainable lower bound 1301.9 exceeded the PLD upper bound 1299.3 (printed as a bound)
+    (["--sigma", "0.01"], r"the attainable lower bound eps = 1301\.9 exceeds the pld upper bound 1299\.3"),
+])
+def test_account_refuses_settings_outside_the_accountants_range_in_one_line(argv, match, capsys):
+    """Far outside useful privacy (eps in the hundreds and beyond) ``account`` refuses at once with a
+    one-line error and exit code 2, instead of calibrating for minutes, raising an unexpected
+    OverflowError, or printing a lower bound above its upper bound."""
+    import re
+
+    code, out, err = run(["account", "--trainer", "dp-rsgd", "--delta", "1e-5", "--K", "10", "--N-i", "100",
+                          "--batch", "10"] + argv, capsys)
+    assert code == 2 and out == "" and err.startswith("prirfed account: error: ") and err.count("\n") == 1, err
+    assert re.search(match, err), err
+    assert "unexpected" not in err
+
+
+def test_account_at_the_eps_cap_calibrates_with_consistent_bounds(capsys):
+    """eps = 100, the largest target: sigma is found and lower <= upper."""
+    import re
+
+    code, out, err = run(["account", "--trainer", "dp-rsgd", "--eps", "100", "--delta", "1e-5", "--K", "10", "--N-i",
+                          "100", "--batch", "10"], capsys)
+    assert code == 0, err
+    lo, up = map(float, re.search(r"eps in \[([0-9.e+-]+), ([0-9.e+-]+)\]", out).groups())
+    assert lo <= up <= 100.0
