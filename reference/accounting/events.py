@@ -242,7 +242,7 @@ def check_probability(where: str, q, name: str = "q") -> float:
     """
     q = check_real(where, name, q)
     if q <= 0 or q > 1:
-        off = -q if q <= 0 else q - 1
+        off = abs(q) if q <= 0 else q - 1  # abs: q = 0 printed "outside by -0"
         raise ValueError(f"{where}: {name} must lie in (0, 1] (got {name} = {q:.6g}, outside by {off:.3g})")
     return q
 

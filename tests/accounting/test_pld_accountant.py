@@ -271,3 +271,16 @@ def test_tiny_noise_lower_bound_is_a_clear_valueerror_and_best_still_bounds():
         lower_epsilon(ev, 1e-5)
     eps = epsilon(ev, 1e-5)
     assert math.isfinite(eps) and eps > 0
+
+
+@pytest.mark.parametrize("mu,delta", [(0.05, 1e-5), (0.3, 1e-3), (1.0, 1e-5), (4.0, 1e-6)])
+def test_privacy_curve_epsilon_below_and_above_one_against_the_50_digit_inverse(mu, delta):
+    """PrivacyCurve.epsilon of the exact Gaussian curve equals the 50-digit bisection of Balle and
+    Wang's profile (mpx.gaussian_exact_epsilon), for eps below 1 (mu = 0.05, 0.3: the bracket starts
+    at 0; a mutation starting it at 1 survived the area's tests) and above (mu = 4), and is never
+    below it (the final step-up)."""
+    curve = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
+    truth = float(mpx.gaussian_exact_epsilon(delta, mu))
+    got = curve.epsilon(delta)
+    assert got == pytest.approx(truth, rel=1e-9, abs=1e-12)
+    assert got >= truth * (1 - 1e-12)

@@ -402,3 +402,14 @@ def test_no_floor_on_epsilon_from_the_order_grid():
     assert rdp.RdpAccountant().compose(Gaussian(1e6)).get_epsilon(1e-5) == 0.0 == gaussian_exact_eps(1e6, 1e-5)
     # explicit orders are used as given (no extension)
     assert rdp.RdpAccountant(orders=[2.0, 256.0]).compose(Gaussian(1e6)).get_epsilon_and_order(1e-5)[1] == 256.0
+
+
+@pytest.mark.parametrize("alpha", [2.0, 32.0, 256.0, 4096.0])
+def test_mixture_with_p_rare_one_is_the_gaussian_of_the_rare_shift(alpha):
+    """p_rare = 1: the mixture is the Gaussian with shift d, whose RDP is alpha d^2 / 2 (Mironov (2017),
+    Proposition 7). At large alpha d^2 the two-point log-sum form overflows (expm1 of 1e8); the
+    p_rare = 1 branch must give the closed form (a mutation sending p_rare = 1 to the two-point
+    form survived the area's tests)."""
+    d = 100.0
+    got = rdp.mixture_of_gaussians_rdp([alpha], 0.5, d, 1.0)[0]
+    assert got == pytest.approx(alpha * d * d / 2.0, rel=1e-14)
