@@ -540,8 +540,11 @@ def named_mutants(root: Path, config: dict) -> list[Mutant]:
 
 
 def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, seed: int,
-            per_area: int | None = None):
-    """(area, mutant) pairs of the configured modules (or of ``paths``), sampled, then the named ones."""
+            per_area: int | None = None, interleave: bool = False):
+    """(area, mutant) pairs of the configured modules (or of ``paths``), sampled, then the named ones.
+
+    ``interleave``: the sampled mutants in round-robin order over the areas (the first of each
+    area by rank, then the second of each, ...) instead of source order."""
     files = []
     for area in config["area"]:
         for g in area["modules"]:
@@ -564,6 +567,12 @@ def collect(root: Path, config: dict, paths: list[str] | None, fraction: float, 
             keep.update(k for _, k in mine[:per_area])
         pairs = [(a, m) for a, m in pairs if m.key in keep]
     pairs = [(a, m) for a, m in pairs if m.compiles()]  # a splice that is not valid Python is no mutant
+    if interleave:  # round robin over the areas, each in rank order: a run stopped early covers every area
+        order = {}
+        for a, m in pairs:
+            order.setdefault(a["name"], []).append((rank(m.key, seed), m.key))
+        pos = {k: (i, n) for n, (name, ks) in enumerate(order.items()) for i, (_, k) in enumerate(sorted(ks))}
+        pairs.sort(key=lambda am: pos[am[1].key])
     for m in named_mutants(root, config):
         area = area_of(config, m.path)
         if area is not None and (not paths or m.path in files):
@@ -638,13 +647,16 @@ def main(argv=None) -> int:
     ap.add_argument("--match", action="append", default=[],
                     help="only mutants whose description contains this text (repeatable: any of them)")
     ap.add_argument("--config", default=str(CONFIG), help="the area mapping (default: the checked-in one)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run the areas' mutants round robin, so a run stopped early (Ctrl-C, SIGTERM) has "
+                         "sampled every area alike; the report then covers the mutants run so far")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
     config = load_config(Path(args.config))
     if args.area:
         config = dict(config, area=[a for a in config["area"] if a["name"] in args.area])
     equivalents = load_equivalents()
-    pairs = collect(root, config, args.paths, args.sample, args.seed, args.per_area)
+    pairs = collect(root, config, args.paths, args.sample, args.seed, args.per_area, args.interleave)
     if args.match:
         pairs = [(a, m) for a, m in pairs if any(t in m.describe() for t in args.match)]
     if args.list:
@@ -654,6 +666,7 @@ def main(argv=None) -> int:
         return 0
     _preimport()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run_one's cleanup ends the running child
+    stopped = None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "progress.jsonl").write_text("", encoding="utf-8")
@@ -661,6 +674,8 @@ def main(argv=None) -> int:
     baseline = {}
     results = []
     for i, (area, m) in enumerate(pairs):
+        if stopped is not None:
+            break
         rec = dict(path=m.path, area=area["name"], key=m.key, describe=m.describe(), line=m.line, op=m.op)
         if m.key in equivalents:
             rec.update(outcome="equivalent", reason=equivalents[m.key], seconds=0.0)
@@ -680,7 +695,12 @@ def main(argv=None) -> int:
             baseline[bkey] = dt
             print(f"[baseline] {' '.join(tests)}: {dt:.1f} s", flush=True)
         limit = args.timeout if args.timeout is not None else args.timeout_factor * baseline[bkey] + 30.0
-        outcome, dt = run_one(root, m, tests, limit, fresh)
+        try:
+            outcome, dt = run_one(root, m, tests, limit, fresh)
+        except (KeyboardInterrupt, SystemExit) as exc:  # the running child is ended by run_one's cleanup
+            stopped = f"stopped by {type(exc).__name__} after {i} of {len(pairs)} mutants"
+            print(stopped, file=sys.stderr, flush=True)
+            break
         rec.update(outcome=outcome, seconds=round(dt, 2))
         results.append(rec)
         with open(out / "progress.jsonl", "a", encoding="utf-8") as f:  # readable while the run goes on
@@ -689,7 +709,7 @@ def main(argv=None) -> int:
     elapsed = time.monotonic() - t_start
     per = summarise(results)
     header = (f"command: `python -m prirfed.testing.mutation {' '.join(argv if argv is not None else sys.argv[1:])}`; "
-              f"{len(results)} mutants, {elapsed:.0f} s wall")
+              f"{len(results)} mutants, {elapsed:.0f} s wall" + (f"; {stopped}" if stopped else ""))
     (out / "results.json").write_text(json.dumps(dict(results=results, elapsed=elapsed), indent=1), encoding="utf-8")
     write_report(results, per, config, out / "report.md", header)
     print((out / "report.md").read_text(encoding="utf-8"))
@@ -699,12 +719,14 @@ def main(argv=None) -> int:
         print(f"mutation score under target in: {', '.join(under)}", file=sys.stderr)
         return 1
     live = [r for r in results if r["outcome"] != "equivalent"]
+    if stopped:
+        print(f"{stopped}: the report covers those only", file=sys.stderr)
     total = sum(r["outcome"] in ("killed", "timeout") for r in live) / len(live) if live else 1.0
     print(f"total score: {total:.1%} of {len(live)} non-equivalent mutants")
     if args.fail_under_total is not None and total < args.fail_under_total:
         print(f"mutation score {total:.1%} is under {args.fail_under_total:.0%}", file=sys.stderr)
         return 1
-    return 0
+    return 130 if stopped else 0
 
 
 if __name__ == "__main__":

@@ -98,3 +98,51 @@ def test_checked_in_config_and_equivalents_are_well_formed():
     assert len(M.named_mutants(root, cfg)) == len(cfg["named"])
     for key, reason in M.load_equivalents().items():
         assert key.split("::")[0] and reason
+
+
+def test_interleaved_order_is_round_robin_over_the_areas():
+    """--interleave: the k-th mutant of every area runs before the (k+1)-th of any area, each area
+    in its own rank order, and the set of mutants is the one of the plain order."""
+    root = Path(__file__).resolve().parents[2]
+    config = M.load_config()
+    config = dict(config, area=[a for a in config["area"] if a["name"] in ("checks", "privacy-events", "mechanisms")])
+    plain = M.collect(root, config, None, 1.0, 7, per_area=4)
+    inter = M.collect(root, config, None, 1.0, 7, per_area=4, interleave=True)
+    sampled = [(a["name"], m.key) for a, m in plain if m.op != "named"]
+    assert sorted(k for _, k in sampled) == sorted(m.key for a, m in inter if m.op != "named")
+    names = [a["name"] for a, m in inter if m.op != "named"]
+    assert names[:3] == sorted(set(names), key=names.index) and len(set(names[:3])) == 3
+    assert names[3:6] == names[:3]
+    for name in set(names):
+        ranks = [M.rank(m.key, 7) for a, m in inter if a["name"] == name and m.op != "named"]
+        assert ranks == sorted(ranks)
+
+
+def test_a_stopped_run_writes_the_report_of_what_ran(tmp_path):
+    """SIGTERM during a run: the running mutant's child is ended, report.md names the mutants run
+    so far and says the run was stopped, and the exit code is 130 (not a pass). A toy repository
+    whose test sleeps, so the signal lands while a mutant runs."""
+    import signal
+    import time
+
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "__init__.py").write_text("")
+    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 3\n")
+    (tmp_path / "test_toy.py").write_text(
+        "import time\nfrom toy.mod import f, g\n\n\ndef test_f():\n    time.sleep(30)\n    assert f(1) == 2\n")
+    (tmp_path / "cfg.toml").write_text('[[area]]\nname = "toy"\nmodules = ["toy/mod.py"]\n'
+                                       'tests = ["test_toy.py"]\ntarget = 0.9\n')
+    out = tmp_path / "rep"
+    proc = subprocess.Popen([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
+                             "--config", str(tmp_path / "cfg.toml"), "--timeout", "600", "--out", str(out)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while not (out / "progress.jsonl").exists() and time.monotonic() - t0 < 120:
+        time.sleep(0.2)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 28, "the running mutant was not ended"
+    assert proc.returncode == 130, err
+    assert "stopped by SystemExit after 0 of" in err
+    assert "stopped by SystemExit after 0 of" in (out / "report.md").read_text()
