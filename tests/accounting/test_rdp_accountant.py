@@ -413,3 +413,40 @@ def test_mixture_with_p_rare_one_is_the_gaussian_of_the_rare_shift(alpha):
     d = 100.0
     got = rdp.mixture_of_gaussians_rdp([alpha], 0.5, d, 1.0)[0]
     assert got == pytest.approx(alpha * d * d / 2.0, rel=1e-14)
+
+
+@pytest.mark.parametrize("mu", [0.5, 0.9, 1.1, 1.3, 2.0, 10.0])
+def test_chi_moment_certificate_is_true_where_it_claims(mu):
+    """_chi_moment_dominated claims 4 B_j >= 2 f(j) (f(j) = exp(mu^2 j (j-1) / 2)) only where it
+    holds: checked against B_j at 400 digits (mpx.gaussian_chi_moment, odd j by Cauchy-Schwarz as
+    in the bound). It claims every j >= 2 once mu^2 >= log 4 (mu >= 1.18: the j = 2 negative term
+    2 f(1) = 2 is then at most f(2)/2 = e^{mu^2}/2), and no even j where B_j < f(j)/2."""
+    jmax = 40
+    claimed = rdp._chi_moment_dominated(mu, jmax)
+    for j in range(2, jmax + 1):
+        f = mp.exp(mp.mpf(mu) ** 2 * j * (j - 1) / 2)
+        holds = 4 * mpx.gaussian_chi_moment(mu, j) >= 2 * f
+        if claimed[j]:
+            assert holds, j
+    if mu * mu >= math.log(4.0) * (1 + 1e-6):
+        assert claimed[2:].all()
+    else:
+        assert not claimed[2]
+
+
+@pytest.mark.parametrize("q,z", [(0.1, 0.05), (0.5, 0.01), (0.001, 0.3), (0.2, 0.85)])
+def test_wbk19_gaussian_bound_at_small_noise_matches_mpmath_and_is_fast(q, z):
+    """Small noise (shift 1/z from 1.2 to 100): every term of WBK19's Gaussian bound is its second
+    entry 2 e^{(j-1) j / (2 z^2)}; the bound equals the 200-digit term-by-term sum (which computes
+    every B_j) and so needs no moment quadrature (that spans j/z standard deviations: 1.2 s per call
+    at 1/z = 100, minutes at 1/z = 1e4 before the certificate)."""
+    ints = np.array([2, 3, 10, 40])
+    got = rdp.wbk19_gaussian_log_a(ints, q, z)
+    for a, g in zip(ints, got):
+        want = float(mpx.wbk19_gaussian_specific_log_a(int(a), q, z, dps=200))
+        assert g == pytest.approx(want, rel=1e-12), a
+    # 1/z = 1e4: finite and equal to the closed form log(1 + sum_j C(a, j) q^j 2 e^{(j-1) j / (2 z^2)})
+    a, q, z = 5, 0.1, 1e-4
+    want = mp.log(1 + sum(mp.binomial(a, j) * mp.mpf(q) ** j * 2 * mp.exp(mp.mpf(j - 1) * j / (2 * mp.mpf(z) ** 2))
+                          for j in range(2, a + 1)))
+    assert rdp.wbk19_gaussian_log_a([a], q, z)[0] == pytest.approx(float(want), rel=1e-12)
