@@ -213,7 +213,7 @@ def check_delta(where: str, delta, name: str = "delta", allow_zero: bool = False
     lo_ok = delta >= 0 if allow_zero else delta > 0
     if not lo_ok or delta >= 1:
         rng = "[0, 1)" if allow_zero else "(0, 1)"
-        off = -delta if delta <= 0 else delta - 1
+        off = abs(delta) if delta <= 0 else delta - 1  # abs: delta = 0 printed "outside by -0"
         raise ValueError(f"{where}: {name} must lie in {rng} (got {name} = {delta:.6g}, outside by {off:.3g})")
     return delta
 

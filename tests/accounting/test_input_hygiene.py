@@ -148,3 +148,18 @@ def test_composed_normalises_its_events_to_a_tuple():
 def test_self_composed_refuses_what_is_not_an_event(inner):
     with pytest.raises(ValueError, match=r"^SelfComposed: inner must be an Event \(got "):
         ev.SelfComposed(inner, 3)
+
+
+@pytest.mark.parametrize("delta,off", [(-0.5, "0.5"), (0.0, "0"), (1.25, "0.25"), (1.0, "0")])
+def test_check_delta_says_by_how_much_with_a_positive_distance(delta, off):
+    """check_delta's 'outside by' is the distance to (0, 1), never negative (a sign mutant printed -0.5)."""
+    with pytest.raises(ValueError, match=rf"outside by {off}\)$"):
+        ev.check_delta("f", delta)
+
+
+def test_composed_of_one_event_has_that_events_relation():
+    """Composed([e]).relation is e's relation for either relation (a mutant reading events[1] raised
+    IndexError on one event; the tests had only composed two or more)."""
+    assert ev.Composed([ev.Gaussian(1.0)]).relation == ev.REPLACE_ONE
+    assert ev.Composed([ev.Gaussian(1.0, relation=ev.ADD_REMOVE)]).relation == ev.ADD_REMOVE
+    assert ev.Composed([]).relation == ev.REPLACE_ONE

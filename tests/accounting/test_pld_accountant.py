@@ -284,3 +284,17 @@ def test_privacy_curve_epsilon_below_and_above_one_against_the_50_digit_inverse(
     got = curve.epsilon(delta)
     assert got == pytest.approx(truth, rel=1e-9, abs=1e-12)
     assert got >= truth * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("h", [0.5, 0.3, 0.05])
+@pytest.mark.parametrize("tail", [1e-10, 1e-6])
+def test_grid_side_is_never_short(h, tail):
+    """_side_length's contract ("rounded up, so the range is never short"): at the end of the grid
+    the curve is within ``tail`` of its limit. Closed form: delta(e) = inf_mass + e^{-e} is within
+    tail from e* = log(1/tail) on, so the grid of n steps of h must reach e* (a mutant that
+    rounded down by two steps ended at 23.0 < e* = 23.03 for h = 0.5, tail = 1e-10)."""
+    inf_mass = 1e-3
+    n = pld._side_length(lambda e: inf_mass + np.exp(-np.asarray(e)), inf_mass, h, tail)
+    assert n * h >= math.log(1.0 / tail)
+    assert np.exp(-n * h) <= tail
+    assert n * h <= math.log(1.0 / tail) * 1.02 + 2 * h  # and not needlessly long (refined to 1/64)

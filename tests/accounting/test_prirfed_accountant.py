@@ -212,3 +212,24 @@ def test_exact_blackbox_tol_is_validated_and_large_T_is_linear():
     e_adv, d_adv = pa.blackbox_advanced(0.15, 0.0, 100, 1, T, 1e-5)
     e_T = pa.blackbox_exact_epsilon(0.15, 0.0, 0.01, T, d_adv)
     assert 0 < e_T <= e_adv
+
+
+def test_section_6_settings_are_the_papers():
+    """SECTION_6_SETTINGS against 000's text: Figure 1's first column s = N, K = 1, b_i = N_i; its
+    second K = 5, b_i = N_i / 2; MNIST (Section 6.1) eps = 0.15, delta = 1e-4, K = 3,
+    m = floor(10 N / 3) for (N, N_i) = (50, 1200), (60, 1000), (80, 750), (100, 600); HSP WordNet
+    with N = 9 agents."""
+    rows = cal.SECTION_6_SETTINGS
+    col1 = [r for r in rows if r["experiment"].endswith("col. 1")]
+    col2 = [r for r in rows if r["experiment"].endswith("col. 2")]
+    assert len(col1) == len(col2) == 3
+    assert all(r["K"] == 1 and r["b"] == r["N_i"] and r["delta"] == 1e-5 for r in col1)
+    assert all(r["K"] == 5 and 2 * r["b"] == r["N_i"] and r["delta"] == 1e-5 for r in col2)
+    mnist = [r for r in rows if "MNIST N=" in r["experiment"] and "PATH" not in r["experiment"]]
+    assert {(int(r["experiment"].split("N=")[1]), r["N_i"]) for r in mnist} == {(50, 1200), (60, 1000), (80, 750), (100, 600)}
+    assert all(r["eps"] == 0.15 and r["delta"] == 1e-4 and r["K"] == 3 for r in mnist)
+    for r in mnist:
+        if r["trainer"] == "dp_rsvrg":
+            assert r["m"] == (10 * int(r["experiment"].split("N=")[1])) // 3
+        else:
+            assert r["b"] is None  # full batch

@@ -149,3 +149,14 @@ def test_preconditions_raise_naming_the_violated_one():
         lemma_6_bound([0.1, -1.0])
     with pytest.raises(ValueError, match="lemma_6_bound: distances must be a non-empty 1-D array"):
         lemma_6_bound([])
+
+
+def test_theorem_7_step_size_limit_is_inclusive_up_to_its_rounding_allowance():
+    """eta <= 1/L is checked with a relative allowance of 1e-12 for rounding, inclusive: eta = 1/L and
+    eta = (1/L)(1 + 1e-12) are accepted (at eta = 1/L the bound is 2 L Delta0 / T), a larger eta
+    is refused."""
+    L = 3.0
+    assert theorem_7_bound(1.5, L, 1.0 / L, 10) == pytest.approx(2 * L * 1.5 / 10, rel=1e-15)
+    assert math.isfinite(theorem_7_bound(1.5, L, 1.0 / L * (1 + 1e-12), 10))
+    with pytest.raises(ValueError, match="Theorem 7 needs eta <= 1/L"):
+        theorem_7_bound(1.5, L, 1.0 / L * (1 + 1e-9), 10)

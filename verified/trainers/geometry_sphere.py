@@ -10,7 +10,8 @@ and the sphere branch of ``reference/mechanisms.sample_tangent_gaussian_closed_f
 The per-sample work is in place (:func:`add_clipped_grad`: two passes over the sample, the first
 reading it from memory and computing z^T x and z^T z together, the second adding the clipped
 gradient into the running sum; no temporary array), and the history is one pass over the data
-(:func:`record`: f, grad f and the angle to x* together). Proofs note:
+(:func:`record`: f, grad f and the angle to x* together; the agents' sums in parallel by
+:func:`agent_sums`, reduced in agent order). Proofs note:
 ``proofs_notes/verified_trainers.md``.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from prirfed.verified.kernels import dot_and_square_kernel, dot_kernel
 from prirfed.verified.manifolds import sphere as vsphere
@@ -27,7 +28,7 @@ from prirfed.verified.problems.sphere_pca import sphere_pca_rgrad_kernel, sphere
 from prirfed.verified.randomness import normals_into
 
 __all__ = ["KERNELS", "norm", "noise_into", "add_clipped_grad", "grad_sample",
-           "agent_grad", "record"]
+           "agent_grad", "agent_sums", "record"]
 
 #: below this ratio ||z - a x||^2 / ||z||^2 the one-pass formula ||z||^2 - a^2 cancels too much, and
 #: the norm is recomputed by an exact second pass
@@ -139,6 +140,45 @@ def agent_grad(dims, x, Z, C, offsets, sizes, A, i):
     return sphere_pca_rgrad_mean_kernel(x, Z[off:off + sizes[i]], C[off])
 
 
+@njit(cache=True, parallel=True)
+def agent_sums(x, Z, offsets, sizes, F, G):
+    """F[i] = sum_j a_j^2 and G[i] = sum_j a_j z_j over agent i's rows (a_j = z_j^T x), the agents in
+    parallel (``prange``; each agent writes only its own row, summing its rows in order, so the
+    values do not depend on the number of threads).
+
+    Helper of :func:`record`: the one pass over the data that the history costs.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    offsets : numpy.ndarray
+        First row of each agent in ``Z``.
+    sizes : numpy.ndarray
+        Samples per agent, :math:`N_i`.
+    F : numpy.ndarray
+        Output, one entry per agent, overwritten.
+    G : numpy.ndarray
+        Output, one row per agent, overwritten.
+    """
+    D = x.shape[0]
+    for i in prange(sizes.shape[0]):
+        off = offsets[i]
+        fi = 0.0
+        gi = G[i]
+        for k in range(D):
+            gi[k] = 0.0
+        for j in range(off, off + sizes[i]):
+            z = Z[j]
+            a = dot_kernel(z, x)
+            fi += a * a
+            for k in range(D):
+                gi[k] += a * z[k]
+        F[i] = fi
+
+
 @njit(cache=True)
 def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     """(f(x), ||grad f(x)||, angle to x*) in one pass over the data (reference: History.record with
@@ -175,25 +215,21 @@ def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
         The record.
     """
     D = x.shape[0]
+    N = sizes.shape[0]
+    F = np.empty(N)
+    G = np.empty((N, D))
+    agent_sums(x, Z, offsets, sizes, F, G)
+    # the reduction over agents in agent order: the same floating-point sums for every thread count
     g = np.zeros(D)
-    gi = np.empty(D)
     f = 0.0
-    for i in range(sizes.shape[0]):
+    for i in range(N):
         off = offsets[i]
         n = sizes[i]
-        gi[:] = 0.0
-        fi = 0.0
-        for j in range(off, off + n):
-            z = Z[j]
-            a = dot_kernel(z, x)
-            fi += a * a
-            for k in range(D):
-                gi[k] += a * z[k]
         c = C[off]
-        f += ps[i] * (-c * (fi / n))
+        f += ps[i] * (-c * (F[i] / n))
         w = ps[i] * (-2.0 * c / n)
         for k in range(D):
-            g[k] += w * gi[k]
+            g[k] += w * G[i, k]
     b = dot_kernel(x, g)
     for k in range(D):
         g[k] = g[k] - b * x[k]
