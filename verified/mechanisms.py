@@ -173,8 +173,13 @@ def spd_sample_kernel(rng, x, sigma):
     w, q = np.linalg.eigh(_sym(x))
     r = np.sqrt(w)
     xh = _sym((q * r) @ q.T)
-    z = sigma * rng.standard_normal(n * (n + 1) // 2)
-    return _sym(xh @ sym_from_upper_kernel(z, n) @ xh)
+    k = math.frexp(sigma)[1]  # formed at sigma 2^-k and scaled back: overflows only where the draw does
+    z = math.ldexp(sigma, -k) * rng.standard_normal(n * (n + 1) // 2)
+    out = _sym(xh @ sym_from_upper_kernel(z, n) @ xh)
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = math.ldexp(out[i, j], k)
+    return out
 
 
 @njit(cache=True, inline="always")

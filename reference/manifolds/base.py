@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Manifold", "zeta", "as_float_array", "norm2", "finite_or_raise", "positive_int", "EXP_MAX_STEP"]
+__all__ = ["Manifold", "zeta", "as_float_array", "norm2", "dot2", "finite_or_raise", "positive_int", "EXP_MAX_STEP"]
 
 
 def zeta(kappa_min: float, D: float) -> float:
@@ -174,6 +174,51 @@ def norm2(a) -> float:
     b = a / m
     with np.errstate(under="ignore"):
         return m * math.sqrt(float(b @ b))
+
+
+def dot2(a, b) -> float:
+    r"""Euclidean inner product :math:`a^T b` of two float arrays whose partial sums may overflow.
+
+    Helper, not a paper formula: the overflow-free inner product (same idea as :func:`norm2`).
+
+    The plain sum when it is finite; otherwise (a partial sum overflowed: ``inf`` or, when
+    overflows of both signs meet, NaN) both arrays are scaled by exact powers of two,
+    :math:`a = 2^{k_a}\hat a`, :math:`b = 2^{k_b}\hat b` with :math:`\max|\hat a_i|, \max|\hat b_i| < 1`,
+    so :math:`|\hat a^T\hat b| <` the length, and the result is :math:`2^{k_a+k_b}\hat a^T\hat b`:
+    infinite only when the inner product itself is beyond the float64 range, with its sign, never
+    NaN for finite input (the two twins summed in different orders used to return ``inf`` and NaN for
+    the same vectors). The scaled sum runs in index order without fused multiply-adds, as the
+    verified twin's loop, so both twins give the same value on this path.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        Float arrays of the same size.
+
+    Returns
+    -------
+    float
+        The inner product.
+    """
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = float(a @ b)
+    if math.isfinite(s) or a.size == 0:
+        return s
+    ma = float(np.max(np.abs(a)))
+    mb = float(np.max(np.abs(b)))
+    if not (math.isfinite(ma) and math.isfinite(mb)):
+        return s  # non-finite input
+    ka = math.frexp(ma)[1]
+    kb = math.frexp(mb)[1]
+    with np.errstate(under="ignore"):
+        a_hat, b_hat = np.ldexp(a, -ka).tolist(), np.ldexp(b, -kb).tolist()
+    t = 0.0
+    for ai, bi in zip(a_hat, b_hat):  # in order, unfused: the verified twin's sum, rounding for rounding
+        t += ai * bi
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(t, ka + kb))  # inf (with its sign) only when a^T b is beyond the range
 
 
 def finite_or_raise(where: str, value, what: str = "result"):

@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from .base import EXP_MAX_STEP, Manifold, norm2, positive_int
+from .base import EXP_MAX_STEP, Manifold, dot2, norm2, positive_int
 
 __all__ = ["Sphere", "sinc", "SINC_SERIES_THRESHOLD", "ANTIPODAL_TOL"]
 
@@ -175,8 +175,7 @@ class Sphere(Manifold):
         x = self._pt("inner", x)
         u = self._tv("inner", x, u, "u")
         v = self._tv("inner", x, v, "v")
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._out("inner", float(u @ v))
+        return self._out("inner", dot2(u, v))
 
     def norm(self, x, u):
         """||u||_x = ||u||_2."""

@@ -512,3 +512,27 @@ def test_exp_keeps_iterated_gradient_steps_on_the_sphere(cls):
         x = M.exp(x, -alpha * g)
         worst = max(worst, abs(float(np.linalg.norm(x)) - 1.0))
     assert worst < 1e-14
+
+
+@pytest.mark.parametrize("Sph", [RefSphere, VerSphere])
+def test_inner_overflow_is_the_same_refusal_in_both_twins_and_exact_when_finite(Sph):
+    """<u, v> whose partial sums overflow. Finite inner products are returned exactly:
+    (1e308, 1e308) . (3, -3) = 0, (1.5e308, 1.5e308, -1.5e308) . (1, 1, 1) = 1.5e308 and
+    . (1e10, 1e10, 2e10) = 0 (the power-of-two scaling is exact). An inner product beyond the range
+    is refused alike by both twins with its sign, never NaN: the thorough fuzz run found the
+    reference's pairwise sum giving inf where the verified loop gave NaN (inf - inf) for the same
+    vectors."""
+    M = Sph(2)
+    x = np.array([0.0, 0.0, 1.0])
+    u = np.array([1e308, 1e308, 0.0])
+    assert M.inner(x, u, np.array([3.0, -3.0, 0.0])) == 0.0
+    w = np.array([1.0, 1.0, 0.0]) * 1e10
+    with pytest.raises(ValueError, match=r"^Sphere\.inner: the result overflows float64 \(got inf\)"):
+        M.inner(x, u, w)
+    with pytest.raises(ValueError, match=r"^Sphere\.inner: the result overflows float64 \(got -inf\)"):
+        M.inner(x, u, -w)
+    M4 = Sph(3)
+    x4 = np.array([0.0, 0.0, 0.0, 1.0])
+    u4 = np.array([1.5e308, 1.5e308, -1.5e308, 0.0])
+    assert M4.inner(x4, u4, np.array([1.0, 1.0, 1.0, 0.0])) == 1.5e308
+    assert M4.inner(x4, u4, np.array([1e10, 1e10, 2e10, 0.0])) == 0.0

@@ -326,3 +326,25 @@ def test_off_manifold_point_and_non_tangent_vector_raise(case):
         R.tangent_gaussian_mechanism(M, x, w, 1.0, rng)
     with pytest.raises(ValueError, match="sample_tangent_gaussian: mu"):
         R.sample_tangent_gaussian(M, x, 1.0, rng, mu=w)
+
+
+def test_spd_closed_form_draw_near_the_top_of_float64_is_the_same_in_both_twins():
+    """sigma = 1.7e308 at X = I / 16: the draw is X^{1/2} S X^{1/2} = S / 16 with S the symmetric
+    noise of sigma z, finite although sigma z overflows for |z| > 1.06 (this seed has such a z). Both
+    twins form it at sigma 2^-k and scale back exactly, so they return the same matrix, equal to the
+    closed form 2^k spd_symmetric_noise(sigma 2^-k z) / 16 (the thorough fuzz run found the
+    reference returning entries of 1.1e308 where the verified twin refused an overflow)."""
+    from prirfed.reference.manifolds import SPD
+
+    M = SPD(2)
+    X = np.eye(2) / 16.0
+    sigma = 1.7e308
+    z = np.random.default_rng(4).standard_normal(M.dim)
+    assert np.max(np.abs(z)) > np.finfo(float).max / sigma  # the unscaled product overflows
+    k = math.frexp(sigma)[1]
+    want = np.ldexp(R.spd_symmetric_noise(math.ldexp(sigma, -k) * z, 2) / 16.0, k)
+    assert np.all(np.isfinite(want))
+    got_r = R.sample_tangent_gaussian_spd(M, X, sigma, np.random.default_rng(4))
+    got_v = V.sample_tangent_gaussian_spd(M, X, sigma, np.random.default_rng(4))
+    np.testing.assert_array_equal(got_r, want)
+    np.testing.assert_array_equal(got_v, want)

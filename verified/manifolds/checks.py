@@ -15,7 +15,7 @@ from numba import njit
 
 from prirfed.reference.manifolds.base import KIND_NAMES, REAL_KINDS
 
-__all__ = ["norm2_kernel", "BatchRows"]
+__all__ = ["norm2_kernel", "dot2_kernel", "BatchRows"]
 
 _SMALL = 1e-290  # = reference base._NORM2_SMALL (a literal: Numba freezes globals into its cache)
 
@@ -40,6 +40,33 @@ def norm2_kernel(a):
         u = t / m
         s += u * u
     return m * math.sqrt(s)
+
+
+@njit(cache=True)
+def dot2_kernel(a, b):
+    """Verified twin of :func:`prirfed.reference.manifolds.base.dot2`: a^T b, and when a partial sum
+    overflows, 2^(ka + kb) (2^-ka a)^T (2^-kb b) with exact power-of-two scalings (max entries below 1),
+    so the result is infinite only when a^T b is, never NaN for finite input."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k] * b[k]
+    if math.isfinite(s) or a.shape[0] == 0:
+        return s
+    ma = 0.0
+    mb = 0.0
+    for k in range(a.shape[0]):
+        if not abs(a[k]) <= ma:
+            ma = abs(a[k])
+        if not abs(b[k]) <= mb:
+            mb = abs(b[k])
+    if not (math.isfinite(ma) and math.isfinite(mb)):
+        return s
+    ka = math.frexp(ma)[1]
+    kb = math.frexp(mb)[1]
+    t = 0.0
+    for k in range(a.shape[0]):
+        t += math.ldexp(a[k], -ka) * math.ldexp(b[k], -kb)
+    return math.ldexp(t, ka + kb)
 
 
 def _stack(where: str, name: str, A, ambient: tuple[int, ...]) -> np.ndarray:

@@ -39,7 +39,7 @@ from numba import njit
 
 from prirfed.reference.manifolds.sphere import ANTIPODAL_TOL  # noqa: F401  (the literal _ANTI below equals it)
 from prirfed.reference.manifolds.sphere import Sphere as _ReferenceSphere
-from .checks import BatchRows, norm2_kernel
+from .checks import BatchRows, dot2_kernel, norm2_kernel
 from .common import KernelMetric, contiguous as _c
 
 __all__ = ["Sphere", "sinc_kernel", "inner_kernel", "norm_kernel", "proj_kernel", "egrad2rgrad_kernel",
@@ -105,8 +105,9 @@ def _norm_diff_sum(x, y):
 
 @njit(cache=True)
 def inner_kernel(x, u, v):
-    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.inner`: <u, v>_x = u^T v."""
-    return _dot(u, v)
+    """Verified twin of :meth:`prirfed.reference.manifolds.sphere.Sphere.inner`: <u, v>_x = u^T v
+    (overflow-safe: :func:`prirfed.verified.manifolds.checks.dot2_kernel`)."""
+    return dot2_kernel(u, v)
 
 
 @njit(cache=True)
