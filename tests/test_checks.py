@@ -41,3 +41,36 @@ def test_check_positive():
     for bad in (0.0, -1.0, math.inf, math.nan, True, None, "1"):
         with pytest.raises(ValueError, match="f: tol must be a positive finite number"):
             check_positive("f", "tol", bad)
+
+
+def test_check_int_lower_bound_is_inclusive_without_an_upper_bound():
+    """'must be >= low': low itself is accepted, low - 1 refused with the shortfall (a mutant refusing
+    v <= low survived the listed cases, none of which sat on low without a high)."""
+    from prirfed.reference.checks import check_int as ci
+
+    assert ci("f", "T", 1) == 1 and ci("f", "T", 5, 5) == 5
+    with pytest.raises(ValueError, match=r"^f: T must be >= 5 \(got T = 4, short by 1\)$"):
+        ci("f", "T", 4, 5)
+
+
+@pytest.mark.parametrize("value, want", [(3, 3.0), (-2.5, -2.5), (np.float32(0.5), 0.5), (np.array(7.0), 7.0),
+                                         (True, math.nan), (np.bool_(False), math.nan), ("1", math.nan), (None, math.nan),
+                                         (1j, math.nan), (10**400, math.inf), (-(10**400), -math.inf)])
+def test_real_or_nan_is_the_float_of_a_real_number_and_nan_otherwise(value, want):
+    """Its docstring's rule: float(value) for a real number (not a bool), +-inf for an integer beyond
+    float64, NaN for anything else."""
+    from prirfed.reference.checks import real_or_nan
+
+    got = real_or_nan(value)
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+@pytest.mark.parametrize("value", [None, "x", [1.0], object(), 1j])
+def test_check_real_refuses_what_is_not_a_number(value):
+    """check_real refuses non-numbers with a one-line message naming where and what (a mutant that
+    deleted the raise returned from the except clause without a value)."""
+    from prirfed.reference.checks import check_real
+
+    with pytest.raises(ValueError, match=r"^g: L must be a real number \(got "):
+        check_real("g", "L", value)
+    assert check_real("g", "L", "2.5") == 2.5 and check_real("g", "L", 0.0, allow_zero=True) == 0.0

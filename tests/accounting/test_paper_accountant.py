@@ -124,3 +124,21 @@ def test_paper_accountant_supports_and_refuses():
         assert not acc.supports(bad)
         with pytest.raises(ValueError, match="PaperAccountant.epsilon_delta"):
             acc.epsilon_delta(bad)
+
+
+@pytest.mark.parametrize("N,s,T", [(100, 1, 1), (100, 5, 1), (10, 2, 3), (50, 10, 2)])
+def test_theorem_4_2_takes_basic_composition_where_it_is_smaller(N, s, T):
+    """Theorem 4.2 is min(T eps_t, advanced composition) with eps_t = log(1 + rho (e^{s eps} - 1)),
+    rho = s / N, and delta = delta_hat + T rho s delta. For few rounds the basic term T eps_t is the
+    smaller one (advanced composition adds sqrt(2 T log(1/delta_hat)) eps_t >= eps_t for T <= 2 log(1/delta_hat)),
+    so both the accountant and its 50-digit oracle must return T eps_t, computed here by hand (Table
+    1's settings all sit on the advanced branch: a mutant oracle with T / eps_t survived them)."""
+    eps, delta, dh = 0.15, 1e-4, 1e-3
+    rho = s / N
+    et = math.log1p(rho * math.expm1(s * eps))
+    adv = math.sqrt(2 * T * math.log(1 / dh)) * et + T * et * math.expm1(et)
+    assert T * et < adv
+    e, d = theorem_4_2(eps, delta, N, s, T, dh)
+    em, dm = mpx.theorem_4_2(eps, delta, N, s, T, dh)
+    assert e == pytest.approx(T * et, rel=1e-14) and float(em) == pytest.approx(T * et, rel=1e-14)
+    assert d == pytest.approx(dh + T * rho * s * delta, rel=1e-14) and float(dm) == pytest.approx(d, rel=1e-14)

@@ -42,3 +42,14 @@ def test_weights_are_checked():
             tangent_mean(M, np.zeros(1), pts, weights=bad)
     with pytest.raises(ValueError, match="tangent_mean: no points to aggregate"):
         tangent_mean(M, np.zeros(1), [])
+
+
+def test_tangent_mean_of_one_point_is_that_point_or_the_beta_step_to_it():
+    """One point y: the weights are (1,), so x^+ = Exp_x(beta Log_x(y)); beta = 1 gives y, beta = 1/2
+    the geodesic midpoint (on S^2 from e_1 to e_2: (e_1 + e_2) / sqrt 2). A mutant refusing k = 1 as
+    'no points' survived the tests, which had always aggregated two or more points."""
+    S = Sphere(2)
+    x, y = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    np.testing.assert_allclose(tangent_mean(S, x, [y]), y, atol=1e-15)
+    np.testing.assert_allclose(tangent_mean(S, x, [y], beta=0.5), np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0), atol=1e-15)
+    np.testing.assert_allclose(tangent_mean(Euclidean(3), x, [y], weights=[2.0]), y, atol=0)

@@ -142,3 +142,29 @@ def test_laplace_law_beyond_its_sigma_max_is_refused():
     P = SPDFrechetMean([pts[:5], pts[5:]])
     with pytest.raises(ValueError, match=r"dp_frechet_mean: sigma = 2 D / \(n eps\) = 2 .*needs n > 14.14"):
         dp_frechet_mean(P, eps=0.1, D=1.0, rng=rng, W_hat=np.eye(2))
+
+
+def test_reference_history_rows_are_f_grad_norm_and_error_at_the_recorded_iterates():
+    """History.record, row by row: f(x), ||grad f(x)||_x and the angle to x* at each kept iterate,
+    computed here from the problem's own formulas on the returned iterates (sphere PCA: f = -x^T A x
+    with A = sum_i p_i Z_i^T Z_i / N_i, grad = -2 P_x A x); every list has one entry per recorded
+    round (a mutant that dropped the grad-norm append left an empty list and survived)."""
+    import numpy as np
+
+    from prirfed.reference.problems import SpherePCA
+    from prirfed.reference.trainers.rgd import rgd
+
+    Zs = [np.array([[1.0, 0.2, 0.1], [0.3, 1.0, 0.0]]), np.array([[0.0, 0.5, 1.0]])]
+    P = SpherePCA(Zs)
+    r = rgd(P, np.array([1.0, 0.0, 0.0]), 0.1, 6, record_every=2, keep_iterates=True)
+    h = r.history
+    assert h.rounds == [0, 2, 4, 6]
+    assert len(h.f) == len(h.grad_norm) == len(h.dist_to_opt) == len(h.iterates) == 4
+    A = sum(p * Z.T @ Z / len(Z) for p, Z in zip(P.p, Zs))
+    w, V = np.linalg.eigh(A)
+    xs = V[:, -1]
+    for x, f, g, e in zip(h.iterates, h.f, h.grad_norm, h.dist_to_opt):
+        Ax = A @ x
+        assert f == pytest.approx(-(x @ Ax), rel=1e-13)
+        assert g == pytest.approx(np.linalg.norm(-2.0 * (Ax - (x @ Ax) * x)), rel=1e-12)
+        assert e == pytest.approx(np.arctan2(np.linalg.norm(x - (x @ xs) * xs), abs(x @ xs)), rel=1e-9, abs=1e-12)
