@@ -979,8 +979,11 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     eps = _epsilon(where, eps, allow_zero=True)
     sigma = check_positive_number(where, "sigma", sigma)
     sensitivity = check_positive_number(where, "sensitivity", sensitivity)
-    a = sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
-    b = -sensitivity / (2.0 * sigma) - eps * sigma / sensitivity
+    # Delta / (2 sigma) as (Delta / sigma) / 2: 2 sigma overflows for sigma > 9e307 (delta came out
+    # -0.0 instead of Delta / (sigma sqrt(2 pi)) at sigma = 1.3e308, Delta = 1e300); halving is exact
+    half_mu = 0.5 * (sensitivity / sigma)
+    a = half_mu - eps * sigma / sensitivity
+    b = -half_mu - eps * sigma / sensitivity
     log_first = float(log_ndtr(a))
     if log_first == -math.inf:  # Phi(a) itself underflows (a < -1e154): delta is 0 to double precision
         return 0.0

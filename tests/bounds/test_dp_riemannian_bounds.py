@@ -371,3 +371,12 @@ def test_preconditions_raise_naming_the_violated_one():
         lemma_4_bound(1.0, 3, float("nan"))
     with pytest.raises(ValueError, match="lemma_4_bound: d must be >= 1"):
         lemma_4_bound(1.0, 0, 0.1)
+
+
+def test_theorem_5_minibatch_bound_by_hand():
+    """b < n: L1 Delta0 / T + (L0^2 + d sigma^2 / c_l) / 2, at L0 = 2, d = 3 where swapping L0 and d
+    changes it: 2 * 1 / 10 + (4 + 3 * 0.25) / 2 = 2.575; the swapped form gives (9 + 2 * 0.25) / 2."""
+    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 0.75) / 2, rel=1e-15)
+    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 1.5) / 2, rel=1e-15)
+    # full batch: 2 L1 Delta0 / T + d sigma^2 / c_l
+    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=10, n=10) == pytest.approx(0.4 + 0.75, rel=1e-15)

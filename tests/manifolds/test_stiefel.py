@@ -507,3 +507,15 @@ def test_verified_dist_single_and_batched_are_equal_to_the_last_bit(n, p):
             v = V.random_tangent(x, rng)
             y = V.exp(x, scale * v / V.norm(x, v))
             assert V.dist(x, y) == V.dist_batch(x[None], y[None])[0]
+
+
+def test_polar_inverse_refuses_a_rotation_by_a_quarter_turn():
+    """X = [e1 e2], Y = [e2 -e1]: M = X^T Y = [[0, -1], [1, 0]] has eigenvalues +-i, so
+    lambda_1 + lambda_2 = 0 and M P + P M^T = 2I has no unique solution, although M is not 0: the
+    Kronecker sum's singular values are (2, 2, 0, 0) and the smallest decides (a mutant reading the
+    largest survived the test with X^T Y = 0, where all four are 0)."""
+    x = np.eye(3)[:, :2]
+    y = np.stack([np.eye(3)[1], -np.eye(3)[0]], axis=1)
+    for S in (RefStiefel(3, 2), VerStiefel(3, 2)):
+        with pytest.raises(ValueError, match=r"the Lyapunov equation M P \+ P M\^T = 2I, M = X\^T Y, is singular"):
+            S.inv_retr(x, y)

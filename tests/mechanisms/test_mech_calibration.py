@@ -143,3 +143,24 @@ def test_calibration_bad_input(fn, eps, delta, Delta, what):
 def test_gaussian_delta_bad_input(eps, sigma, Delta, what):
     with pytest.raises(ValueError, match=f"gaussian_delta: {what}"):
         R.gaussian_delta(eps, sigma, Delta)
+
+
+@pytest.mark.parametrize("eps,sigma,Delta", [(1e-300, 1.34217728e308, 1e300), (0.0, 1.7e308, 1e300),
+                                             (1e-3, 1e308, 1e307), (0.5, 9.5e307, 9e307)])
+def test_gaussian_delta_with_sigma_near_the_top_of_float64(eps, sigma, Delta):
+    """sigma above 9e307, where 2 sigma overflows: delta against 50 digits (it was -0.0 at sigma =
+    1.3e308, Delta = 1e300, eps = 1e-300, against Delta / (sigma sqrt(2 pi)) = 3.0e-9; found by a
+    mutant of analytic_gaussian_sigma's bracket guard, which that wrong 0 made unreachable)."""
+    got = R.gaussian_delta(eps, sigma, Delta)
+    want = float(mp_delta(eps, sigma, Delta))
+    assert got == pytest.approx(want, rel=1e-6)
+    assert got > 0
+
+
+def test_analytic_sigma_refuses_a_calibration_beyond_float64():
+    """eps = 1e-300 at Delta = 1e300 needs sigma ~ Delta / eps: the bracket doubles past 1.8e308 and the
+    calibration is refused with its one-line reason (it returned 1.34e308, whose delta is 3e-9, far
+    above the asked 1e-300, while gaussian_delta returned 0 there)."""
+    with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: no float64 sigma calibrates eps=1e-300, delta=1e-300, "
+                                         r"sensitivity=1e\+300 \(the bracket left \(0, 1\.8e308\) at sigma = inf\)$"):
+        R.analytic_gaussian_sigma(1e-300, 1e-300, 1e300)

@@ -168,3 +168,19 @@ def test_reference_history_rows_are_f_grad_norm_and_error_at_the_recorded_iterat
         assert f == pytest.approx(-(x @ Ax), rel=1e-13)
         assert g == pytest.approx(np.linalg.norm(-2.0 * (Ax - (x @ Ax) * x)), rel=1e-12)
         assert e == pytest.approx(np.arctan2(np.linalg.norm(x - (x @ xs) * xs), abs(x @ xs)), rel=1e-9, abs=1e-12)
+
+
+def test_federated_histories_start_at_round_0():
+    """RFedSVRG, RFedAvg and RFedProx record x^(0) as round 0, then every record_every rounds and T
+    (a mutant labelling the first record round 1 survived)."""
+    import numpy as np
+
+    from prirfed.reference.problems import SpherePCA
+    from prirfed.reference.trainers.rfed import rfedavg, rfedprox, rfedsvrg
+
+    P = SpherePCA([np.array([[1.0, 0.2, 0.1], [0.3, 1.0, 0.0]]), np.array([[0.0, 0.5, 1.0]])])
+    x0 = np.array([1.0, 0.0, 0.0])
+    for f, extra in ((rfedsvrg, ()), (rfedavg, ()), (rfedprox, (0.1,))):  # rfedprox's mu before rng
+        r = f(P, x0, 5, 1, 0.1, 1, *extra, np.random.default_rng(0), record_every=2)
+        assert r.history.rounds == [0, 2, 4, 5], f.__name__
+        assert r.history.f[0] == pytest.approx(P.f(x0), rel=1e-15)
