@@ -423,3 +423,10 @@ def test_bounds_package_exports_every_bound_of_000_including_4_2_and_zeta():
                  "theorem_5_5_bound", "theorem_5_6_bound", "theorem_1_sigma", "lemma_6_bound", "theorem_7_bound"):
         assert callable(getattr(B, name)), name
         assert name in dir(B)
+
+
+def test_theorem_5_6_refuses_more_than_one_agent_per_round():
+    """Theorem 5.6 is stated for s_t = 1: s = 2 is refused, naming the precondition (a mutant that
+    dropped the check survived; the closed-form case above uses s = 1)."""
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition s_t = 1 violated \(s = 2\)$"):
+        theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 1.0, 0.0, 1.0, s=2)

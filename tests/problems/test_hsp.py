@@ -301,3 +301,12 @@ def test_bad_input_raises():
         P.f(np.array([2.0, 0.0, 0.0]))
     with pytest.raises(ValueError, match="distance bound M"):
         P.L_g(-1.0)
+
+
+def test_hsp_refuses_per_agent_arrays_that_are_not_matrices():
+    """W and Y hold one matrix per agent (rows: samples); a 1-D array per agent is refused with the
+    dimensions, before any shape comparison (a mutant that dropped the check survived)."""
+    W = [np.zeros(3)]
+    Y = [np.array([[1.0, 0.0, 0.0]])]
+    with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: W and Y must hold 2-D per-agent arrays \(got ndim 1 and 2\)$"):
+        HyperbolicStructuredPrediction(W, Y, np.zeros(3), gamma=1.0, v_bar=1.0)
