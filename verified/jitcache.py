@@ -195,3 +195,8 @@ def install() -> None:
     if not getattr(Dispatcher.compile, "prirfed", False):
         Dispatcher.compile = _locked_compile(Dispatcher.compile)
     impl._prirfed_locators = True
+    # the stamp of the sources as this process imports them: taken lazily at the first cache access,
+    # a process started before an edit would file code compiled from the old sources under the new
+    # stamp, and another process would load it (a segmentation fault, seen once when trainer sources
+    # were edited under a running test session)
+    dependency_stamp()

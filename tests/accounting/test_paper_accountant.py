@@ -142,3 +142,9 @@ def test_theorem_4_2_takes_basic_composition_where_it_is_smaller(N, s, T):
     em, dm = mpx.theorem_4_2(eps, delta, N, s, T, dh)
     assert e == pytest.approx(T * et, rel=1e-14) and float(em) == pytest.approx(T * et, rel=1e-14)
     assert d == pytest.approx(dh + T * rho * s * delta, rel=1e-14) and float(dm) == pytest.approx(d, rel=1e-14)
+
+
+def test_theorem_4_2_refuses_no_agents_by_name():
+    """N = 0 is refused as N, with the shortfall (a mutant allowing N >= 0 refused it later as s > N)."""
+    with pytest.raises(ValueError, match=r"^theorem_4_2: N must be >= 1 \(got N = 0, short by 1\)$"):
+        theorem_4_2(0.15, 1e-4, 0, 1, 5, 1e-3)

@@ -233,3 +233,15 @@ def test_section_6_settings_are_the_papers():
             assert r["m"] == (10 * int(r["experiment"].split("N=")[1])) // 3
         else:
             assert r["b"] is None  # full batch
+
+
+@pytest.mark.parametrize("cut,target,want", [(0.7, 1.0, 1.0), (0.3, 2.0, 0.5), (0.9, 0.8, 1.25)])
+def test_calibration_from_a_bracket_whose_lower_end_has_infinite_eps(cut, target, want):
+    """eps(sigma) = 1 / sigma above a cut, inf below (an accountant that cannot bound tiny noise):
+    the bracket's lower end has eps = inf, where the secant step is undefined, so the search bisects
+    there; the answer is the closed form sigma = 1 / target, to rtol, from either side of the cut."""
+    f = lambda s: math.inf if s < cut else 1.0 / s  # noqa: E731
+    for sigma0 in (4.0, 0.25, 1.0):
+        r = cal.calibrate_sigma(f, target, sigma0=sigma0, rtol=1e-9)
+        assert want <= r.sigma <= want * (1 + 1e-9)
+        assert r.evaluations <= 80

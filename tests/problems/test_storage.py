@@ -24,3 +24,18 @@ def test_fortran_ordered_data_give_one_c_ordered_copy():
     assert np.array_equal(v, np.concatenate(parts, axis=0))
     single = stacked_view([np.asfortranarray(np.arange(6.0).reshape(3, 2))])
     assert single.flags.c_contiguous
+
+
+def test_a_scalar_is_not_a_list_of_agents():
+    """agent_arrays wraps one array of samples (ndim >= 1) as a single agent; a 0-d array is no
+    sequence of agents and is refused with that reason (a mutant wrapping 0-d arrays too gave a
+    message about shapes instead)."""
+    import numpy as np
+    import pytest
+
+    from prirfed.reference.problems.base import agent_arrays
+
+    with pytest.raises(ValueError, match=r"^f: Z must be a sequence of per-agent arrays \(got ndarray\)$"):
+        agent_arrays("f", "Z", np.array(3.0))
+    (one,) = agent_arrays("f", "Z", np.ones((2, 3)))
+    assert one.shape == (2, 3)
