@@ -74,3 +74,14 @@ def test_check_real_refuses_what_is_not_a_number(value):
     with pytest.raises(ValueError, match=r"^g: L must be a real number \(got "):
         check_real("g", "L", value)
     assert check_real("g", "L", "2.5") == 2.5 and check_real("g", "L", 0.0, allow_zero=True) == 0.0
+
+
+@pytest.mark.parametrize("value", [2**62 + 1, -(2**62) - 1, 2**200])
+def test_check_int_refuses_magnitudes_beyond_2_to_the_62(value):
+    """The documented cap INT_MAGNITUDE_MAX = 2^62: a count beyond it is refused before any
+    comparison with the bounds (a mutant without the cap accepted 2^62 + 1 as a valid T)."""
+    from prirfed.reference.checks import INT_MAGNITUDE_MAX
+
+    assert INT_MAGNITUDE_MAX == 2**62 and check_int("f", "T", 2**62) == 2**62
+    with pytest.raises(ValueError, match=r"^f: T must be an integer of magnitude <= 2\^62 \(got "):
+        check_int("f", "T", value, -(2**70))

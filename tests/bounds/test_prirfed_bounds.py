@@ -430,3 +430,12 @@ def test_theorem_5_6_refuses_more_than_one_agent_per_round():
     dropped the check survived; the closed-form case above uses s = 1)."""
     with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition s_t = 1 violated \(s = 2\)$"):
         theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 1.0, 0.0, 1.0, s=2)
+
+
+def test_theorem_5_4_refuses_a_minibatch():
+    """Theorem 5.4 is stated for full-batch local steps (b_i = N_i): b = 2 of N_i = 4 is refused, b = 4
+    (or none given) is the closed form of the test above (a mutant that dropped the check survived)."""
+    args = (1.0, 2, 0.5, 1.0, 0.5, 2, 1.0, [4, 4, 4], 1.0)
+    assert theorem_5_4_bound(*args, s=1, b=4) == pytest.approx(1.0, rel=1e-14)
+    with pytest.raises(ValueError, match=r"precondition b_i = N_i \(full batch\) violated \(b = 2, N_i = 4\)"):
+        theorem_5_4_bound(*args, s=1, b=2)

@@ -184,3 +184,19 @@ def test_federated_histories_start_at_round_0():
         r = f(P, x0, 5, 1, 0.1, 1, *extra, np.random.default_rng(0), record_every=2)
         assert r.history.rounds == [0, 2, 4, 5], f.__name__
         assert r.history.f[0] == pytest.approx(P.f(x0), rel=1e-15)
+
+
+def test_real_array_takes_sequences_of_big_integers_and_refuses_a_scalar_object():
+    """real_array: a sequence of Python integers beyond int64 (an object array of ndim 1) is a
+    sequence of real numbers and is converted; a lone object scalar (a Fraction, an arbitrary
+    object) is refused with the one-line message (a mutant swapping the ndim test did the reverse)."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from prirfed.reference.trainers.base import real_array
+
+    np.testing.assert_array_equal(real_array("f", "x", [1, 2**70]), np.array([1.0, 2.0**70]))
+    for bad in (Fraction(1, 2), object()):
+        with pytest.raises(ValueError, match=r"^f: x must be a real number or a sequence of them \(got "):
+            real_array("f", "x", bad)
