@@ -417,7 +417,16 @@ def plan_run(name, *, mode: str = "full", seed: int = 0, backend: str = "verifie
         # the trials' root seed is the recorded one; a disagreement would mislabel the run
         raise ValueError(f"{where}: seed={seed!r} but the configuration of {name} records seed {config['seed']!r} "
                          f"(prirfed run: the TOML's [run] seed); pass that seed")
-    specs = exp.trial_specs(config)
+    try:
+        specs = exp.trial_specs(config)
+    except (TypeError, KeyError, AttributeError, IndexError) as exc:
+        if not overrides:
+            raise
+        # an override of the right kind that the experiment cannot use (null for a list it iterates):
+        # the user's input, so a one-line refusal that names it, not an internal error
+        given = ", ".join(f"{k}={json.dumps(v, allow_nan=True)}" for k, v in overrides.items())
+        raise ValueError(f"{where}: {name} cannot run with the override {given} "
+                         f"({type(exc).__name__}: {exc})") from None
     if not isinstance(specs, list) or len(specs) < 1:
         raise ValueError(f"{where}: the configuration of {name} gives no trials")
     try:
