@@ -46,10 +46,24 @@ def test_weights_are_checked():
 
 def test_tangent_mean_of_one_point_is_that_point_or_the_beta_step_to_it():
     """One point y: the weights are (1,), so x^+ = Exp_x(beta Log_x(y)); beta = 1 gives y, beta = 1/2
-    the geodesic midpoint (on S^2 from e_1 to e_2: (e_1 + e_2) / sqrt 2). A mutant refusing k = 1 as
-    'no points' survived the tests, which had always aggregated two or more points."""
+    the geodesic midpoint (on S^2 from e_1 to e_2: (e_1 + e_2) / sqrt 2); the tests had always
+    aggregated two or more points."""
     S = Sphere(2)
     x, y = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
     np.testing.assert_allclose(tangent_mean(S, x, [y]), y, atol=1e-15)
     np.testing.assert_allclose(tangent_mean(S, x, [y], beta=0.5), np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0), atol=1e-15)
     np.testing.assert_allclose(tangent_mean(Euclidean(3), x, [y], weights=[2.0]), y, atol=0)
+
+
+def test_tangent_mean_takes_fractional_weights_and_refuses_negative_ones():
+    """Weights are any finite non-negative numbers, not all 0, normalised: on Euclidean(2) the tangent
+    mean with weights (0.25, 0.75) is the weighted average 0.25 a + 0.75 b (beta = 1), the same for
+    (1, 3); a negative weight is refused (a mutant refusing weights below 1 survived the tests, which
+    used unit weights or none)."""
+    E = Euclidean(2)
+    a, b = np.array([0.0, 4.0]), np.array([8.0, 0.0])
+    x = np.zeros(2)
+    np.testing.assert_allclose(tangent_mean(E, x, [a, b], weights=[0.25, 0.75]), [6.0, 1.0], atol=1e-15)
+    np.testing.assert_allclose(tangent_mean(E, x, [a, b], weights=[1.0, 3.0]), [6.0, 1.0], atol=1e-15)
+    with pytest.raises(ValueError, match=r"weights must be finite, >= 0 and not all 0"):
+        tangent_mean(E, x, [a, b], weights=[-0.5, 1.5])
