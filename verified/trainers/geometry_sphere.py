@@ -146,7 +146,7 @@ def agent_sums(x, Z, offsets, sizes, F, G):
     parallel (``prange``; each agent writes only its own row, summing its rows in order, so the
     values do not depend on the number of threads).
 
-    Helper of :func:`record`: the one pass over the data that the history costs.
+    Helper, not a paper formula: the one pass over the data that a history row of :func:`record` costs.
 
     Parameters
     ----------
