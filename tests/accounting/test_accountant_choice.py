@@ -7,7 +7,7 @@ import pytest
 
 from prirfed.reference.accounting import calibration as cal
 from prirfed.reference.accounting import prirfed_accountant as pa
-from prirfed.reference.accounting.accountants import epsilon, lower_epsilon, privacy_report, resolve_accountant
+from prirfed.reference.accounting.accountants import PrivacyReport, epsilon, lower_epsilon, privacy_report, resolve_accountant
 from prirfed.reference.accounting.events import EpsilonDelta, Gaussian, SampledWithoutReplacement, SelfComposed
 from prirfed.reference.accounting.pld import PldAccountant
 from prirfed.reference.accounting.rdp import RdpAccountant
@@ -69,3 +69,10 @@ def test_trainer_runs_report_lower_and_upper():
     with pytest.raises(ValueError, match="run_epsilon: the run is not differentially private \\(not private: sigma_i = 0"):
         run_epsilon(r0, 1e-5)
     assert math.isfinite(run_epsilon(r.event, 1e-5, "pld"))
+
+
+@pytest.mark.parametrize("lower,upper,want", [(0.0, 0.5, math.inf), (0.0, 0.0, 1.0), (0.25, 0.5, 2.0)])
+def test_privacy_report_ratio_when_the_lower_bound_is_zero(lower, upper, want):
+    """PrivacyReport.ratio = upper / lower, inf when only the lower bound is 0 and 1 when both are
+    (a mutant testing lower <= -1 divided by zero)."""
+    assert PrivacyReport(1e-5, lower, upper, "pld").ratio == want

@@ -164,9 +164,3 @@ def test_composed_of_one_event_has_that_events_relation():
     assert ev.Composed([ev.Gaussian(1.0, relation=ev.ADD_REMOVE)]).relation == ev.ADD_REMOVE
     assert ev.Composed([]).relation == ev.REPLACE_ONE
 
-
-@pytest.mark.parametrize("lower,upper,want", [(0.0, 0.5, math.inf), (0.0, 0.0, 1.0), (0.25, 0.5, 2.0)])
-def test_privacy_report_ratio_when_the_lower_bound_is_zero(lower, upper, want):
-    """PrivacyReport.ratio = upper / lower, inf when only the lower bound is 0 and 1 when both are
-    (a mutant testing lower <= -1 divided by zero)."""
-    assert acc.PrivacyReport(1e-5, lower, upper, "pld").ratio == want
