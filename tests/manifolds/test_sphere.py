@@ -536,3 +536,16 @@ def test_inner_overflow_is_the_same_refusal_in_both_twins_and_exact_when_finite(
     u4 = np.array([1.5e308, 1.5e308, -1.5e308, 0.0])
     assert M4.inner(x4, u4, np.array([1.0, 1.0, 1.0, 0.0])) == 1.5e308
     assert M4.inner(x4, u4, np.array([1e10, 1e10, 2e10, 0.0])) == 0.0
+
+
+def test_dot2_of_non_finite_input_is_the_plain_sum():
+    """base.dot2 (and its verified twin) on non-finite input: the plain sum, inf with its sign or NaN
+    (the scaled path is for finite arrays only); on finite input the scaled value, never NaN."""
+    from prirfed.reference.manifolds.base import dot2
+    from prirfed.verified.manifolds.checks import dot2_kernel
+
+    for f in (dot2, dot2_kernel):
+        assert f(np.array([np.inf, 1.0]), np.array([1.0, 1.0])) == math.inf
+        assert f(np.array([np.inf, 1.0]), np.array([-1.0, 1.0])) == -math.inf
+        assert math.isnan(f(np.array([np.nan, 1.0]), np.array([1.0, 1.0])))
+        assert f(np.array([1e308, -1e308, 1e308]), np.array([2.0, 2.0, 0.5])) == 5e307
