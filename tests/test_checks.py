@@ -85,3 +85,12 @@ def test_check_int_refuses_magnitudes_beyond_2_to_the_62(value):
     assert INT_MAGNITUDE_MAX == 2**62 and check_int("f", "T", 2**62) == 2**62
     with pytest.raises(ValueError, match=r"^f: T must be an integer of magnitude <= 2\^62 \(got "):
         check_int("f", "T", value, -(2**70))
+
+
+def test_check_real_with_allow_zero_takes_zero_and_fractions():
+    """allow_zero: 0 and any positive fraction are accepted, a negative number is refused."""
+    from prirfed.reference.checks import check_real
+
+    assert check_real("g", "L", 0.0, allow_zero=True) == 0.0 and check_real("g", "L", 0.5, allow_zero=True) == 0.5
+    with pytest.raises(ValueError, match=r"^g: L must be finite and >= 0 \(got L = -0\.5\)$"):
+        check_real("g", "L", -0.5, allow_zero=True)

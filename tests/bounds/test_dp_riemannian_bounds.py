@@ -380,3 +380,11 @@ def test_theorem_5_minibatch_bound_by_hand():
     assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 1.5) / 2, rel=1e-15)
     # full batch: 2 L1 Delta0 / T + d sigma^2 / c_l
     assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=10, n=10) == pytest.approx(0.4 + 0.75, rel=1e-15)
+
+
+def test_lemma_1_at_a_zero_angle_by_hand():
+    """A = 0 is inside the lemma's [0, pi]: the bound is zeta(kappa_min, D) b^2 + c^2 - 2 b c, here
+    zeta(-1, 3) + 1 - 2 with zeta(-1, 3) = 3 / tanh(3) (a mutant refusing A = 0 survived)."""
+    from prirfed.reference.bounds.dp_riemannian_bounds import lemma_1_bound
+
+    assert lemma_1_bound(1.0, 1.0, 0.0, -1.0, 3.0) == pytest.approx(3.0 / math.tanh(3.0) - 1.0, rel=1e-14)

@@ -164,3 +164,9 @@ def test_analytic_sigma_refuses_a_calibration_beyond_float64():
     with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: no float64 sigma calibrates eps=1e-300, delta=1e-300, "
                                          r"sensitivity=1e\+300 \(the bracket left \(0, 1\.8e308\) at sigma = inf\)$"):
         R.analytic_gaussian_sigma(1e-300, 1e-300, 1e300)
+
+
+@pytest.mark.parametrize("delta", ["x", None, [0.1]])
+def test_analytic_sigma_refuses_a_delta_that_is_not_a_number(delta):
+    with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: delta must be a real number \(got "):
+        R.analytic_gaussian_sigma(1.0, delta, 1.0)

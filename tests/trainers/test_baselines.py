@@ -200,3 +200,33 @@ def test_real_array_takes_sequences_of_big_integers_and_refuses_a_scalar_object(
     for bad in (Fraction(1, 2), object()):
         with pytest.raises(ValueError, match=r"^f: x must be a real number or a sequence of them \(got "):
             real_array("f", "x", bad)
+
+
+def test_trainer_settings_refuse_at_their_edges_with_the_distance():
+    """Edges of the shared settings checks, each with its one-line message: a step size 0 (eta must be
+    positive), an unknown weighting, a batch larger than its agent (b[0] = 3 of N_0 = 2), an agent
+    index below 0 and past the last; and sampling k = 0 of n agents is the empty draw, k = -1
+    refused (each of these passed a mutant of its check)."""
+    import numpy as np
+
+    from prirfed.reference.problems import SpherePCA
+    from prirfed.reference.trainers.base import sample_without_replacement
+    from prirfed.reference.trainers.local import dp_rsgd_local
+    from prirfed.reference.trainers.prirfed import prirfed
+    from prirfed.reference.trainers.rfed import rfedavg
+
+    P = SpherePCA([np.array([[1.0, 0.2, 0.1], [0.3, 1.0, 0.0]]), np.array([[0.0, 0.5, 1.0]])])
+    x0 = np.array([1.0, 0.0, 0.0])
+    rng = lambda: np.random.default_rng(0)  # noqa: E731
+    cases = [
+        (lambda: rfedavg(P, x0, 2, 1, 0.0, 1, rng()), r"^rfedavg: step sizes eta must be positive and finite \(got 0\.0\)$"),
+        (lambda: rfedavg(P, x0, 2, 1, 0.1, 1, rng(), weighting="bogus"), r"^rfedavg: weighting must be 'uniform' \(002 \(8\)\) or 'size'"),
+        (lambda: prirfed(P, x0, 2, 1, 0.1, rng(), b=[3, 1]), r"^prirfed: b\[0\] must be in \[1, 2\] \(got b\[0\] = 3, over by 1\)$"),
+        (lambda: dp_rsgd_local(P, -1, x0, 2, 1, 0.1, 1.0, 0.1, rng()), r"^dp_rsgd_local: i must be in \[0, 1\] \(got i = -1, short by 1\)$"),
+        (lambda: dp_rsgd_local(P, 2, x0, 2, 1, 0.1, 1.0, 0.1, rng()), r"^dp_rsgd_local: i must be in \[0, 1\] \(got i = 2, over by 1\)$"),
+        (lambda: sample_without_replacement(rng(), 3, -1), r"^sample_without_replacement: need 0 <= k <= n \(got k=-1, n=3\)$"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert sample_without_replacement(rng(), 3, 0).size == 0
