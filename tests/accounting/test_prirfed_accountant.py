@@ -245,3 +245,19 @@ def test_calibration_from_a_bracket_whose_lower_end_has_infinite_eps(cut, target
         r = cal.calibrate_sigma(f, target, sigma0=sigma0, rtol=1e-9)
         assert want <= r.sigma <= want * (1 + 1e-9)
         assert r.evaluations <= 80
+
+
+@pytest.mark.parametrize("eps,delta,rho", [(0.15, 1e-4, 0.05), (1.0, 0.0, 0.5), (3.0, 1e-6, 1.0), (0.01, 0.1, 0.2)])
+def test_blackbox_round_pair_is_a_pair_of_mirrored_laws_with_delta_rho_delta_at_eps(eps, delta, rho):
+    """The round's dominating pair: two probability vectors on (A-only, +, -, null, B-only), B the
+    mirror of A, null mass 1 - rho in both; by hand, its hockey-stick divergence at e^eps is
+    rho delta (the A-only atom; the + atom gives rho (1 - delta)(e^eps - e^eps) / (1 + e^eps) = 0)
+    in both directions (a mutant with null mass 1 + rho in one law survived)."""
+    A, B = pa.blackbox_round_pair(eps, delta, rho)
+    for P in (A, B):
+        assert min(P) >= 0 and math.fsum(P) == pytest.approx(1.0, abs=1e-15)
+    assert A == tuple(B[i] for i in (4, 2, 1, 3, 0))  # A-only <-> B-only, + <-> -, null fixed
+    assert A[3] == B[3] == pytest.approx(1 - rho, abs=1e-16)
+    hs = lambda P, Q: math.fsum(max(0.0, p - math.exp(eps) * q) for p, q in zip(P, Q))  # noqa: E731
+    assert hs(A, B) == pytest.approx(rho * delta, rel=1e-9, abs=1e-15)  # rounding of O(1) terms
+    assert hs(B, A) == pytest.approx(rho * delta, rel=1e-9, abs=1e-15)

@@ -450,3 +450,11 @@ def test_wbk19_gaussian_bound_at_small_noise_matches_mpmath_and_is_fast(q, z):
     want = mp.log(1 + sum(mp.binomial(a, j) * mp.mpf(q) ** j * 2 * mp.exp(mp.mpf(j - 1) * j / (2 * mp.mpf(z) ** 2))
                           for j in range(2, a + 1)))
     assert rdp.wbk19_gaussian_log_a([a], q, z)[0] == pytest.approx(float(want), rel=1e-12)
+
+
+@pytest.mark.parametrize("thing", ["x", 3.0, None])
+def test_rdp_accountant_refuses_what_is_not_an_event_by_name(thing):
+    """compose() of a non-event is a one-line refusal naming it (a mutant without the check failed
+    later, on an attribute of the string, with another error)."""
+    with pytest.raises(ValueError, match=r"^RdpAccountant: not an event: "):
+        rdp.RdpAccountant().compose(thing)
