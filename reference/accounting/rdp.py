@@ -426,7 +426,7 @@ def wbk19_gaussian_log_a(alphas, q: float, noise_multiplier: float) -> np.ndarra
     term = second.copy()
     if not settled.all():
         jneed = int(np.flatnonzero(~settled).max())
-        log_b = gaussian_chi_moments(1.0 / z, max(jneed + 1, 2))[: jneed + 1]
+        log_b = gaussian_chi_moments(1.0 / z, jneed + 1)[: jneed + 1]  # jneed >= 2: rows 0, 1 are settled
         term[: jneed + 1] = np.where(settled[: jneed + 1], second[: jneed + 1],
                                      np.minimum(math.log(4.0) + log_b, second[: jneed + 1]))
     row = j * math.log(q) + term

@@ -503,20 +503,12 @@ def log_kernel(x, y):
 
 
 @njit(cache=True)
-def _frobenius(V):
-    """||V||_F by one sum in index order: the single-point and the batched dist share it, so they are
-    equal to the last bit (numpy's pairwise sum and this loop differed by an ulp at dist = 1e-12)."""
-    s = 0.0
-    for t in V.flat:
-        s += t * t
-    return np.sqrt(s)
-
-
-@njit(cache=True)
 def dist_kernel(x, y):
     """Verified twin of :meth:`prirfed.reference.manifolds.stiefel.Stiefel.dist`: dist(X, Y) = ||Log_X(Y)||_F."""
     V = log_kernel(x, y)
-    return _frobenius(V)
+    # the norm of checks.norm2_kernel, also taken by the single-point dist: the two are equal to the last
+    # bit (numpy's pairwise sum there differed from this loop by an ulp at dist = 1e-12)
+    return norm2_kernel(V)
 
 
 @njit(cache=True)
@@ -785,7 +777,7 @@ class Stiefel(BatchRows, KernelMetric, _ReferenceStiefel):
     def dist(self, x, y):
         x = self._pt("dist", x)
         y = self._pt("dist", y, "y")
-        return float(_frobenius(_c(self._log_solve("dist", x, y))))
+        return float(norm2_kernel(_c(self._log_solve("dist", x, y))))
 
     def transp(self, x, y, v):
         x = self._pt("transp", x)
