@@ -22,7 +22,9 @@ How one mutant runs (never written into the working tree):
 Outcomes: ``killed`` (a test failed or errored), ``survived`` (all passed), ``timeout``,
 ``equivalent`` (listed in ``mutation_equivalents.toml`` with a one-line reason each; such a mutant is
 still generated and reported, never silently dropped, and is not run), ``not-imported`` (the tests
-never imported the mutated module: a mapping error, counted as survived).
+never imported the mutated module: a mapping error, counted as survived). A survivor listed in the
+same file's ``[[tolerated]]`` table (a change of the result within what the function promises) is
+still run and still counted as survived; the report prints its reason beside it.
 
 Operators (each names its change in the report): ``arith`` (``+ -``, ``* /``, ``** *``, ``// /``,
 augmented assignments), ``compare`` (boundary ``< <=``, ``> >=``, ``== !=``), ``const`` (an int
@@ -344,12 +346,18 @@ def load_config(path: Path = CONFIG) -> dict:
         return tomllib.load(f)
 
 
-def load_equivalents(path: Path = EQUIVALENTS) -> dict[str, str]:
-    """``{mutant key: reason}``; every entry must give a reason."""
+def load_equivalents(path: Path = EQUIVALENTS, table: str = "equivalent") -> dict[str, str]:
+    """``{mutant key: reason}`` of one table of the file; every entry must give a reason.
+
+    ``table="equivalent"``: mutants that cannot change any result (not run, not scored).
+    ``table="tolerated"``: mutants that do change a result, within what the function promises
+    (a search stopping at a different point of its tolerance, a larger valid error allowance);
+    they are still run and a survivor still counts as survived, its reason printed beside it.
+    """
     with open(path, "rb") as f:
         data = tomllib.load(f)
     eq = {}
-    for e in data.get("equivalent", []):
+    for e in data.get(table, []):
         if not e.get("reason", "").strip():
             raise ValueError(f"mutation_equivalents.toml: {e.get('key')!r} has no reason")
         eq[e["key"]] = e["reason"]
@@ -606,7 +614,8 @@ def write_report(results, per, config, out: Path, header: str):
     lines.append("\n## Survivors\n")
     for r in results:
         if r["outcome"] in ("survived", "not-imported", "no-tests"):
-            lines.append(f"- `{r['describe']}` ({r['outcome']})  \n  key: `{r['key']}`")
+            why = f"; tolerated: {r['tolerated']}" if r.get("tolerated") else ""
+            lines.append(f"- `{r['describe']}` ({r['outcome']}{why})  \n  key: `{r['key']}`")
     lines.append("\n## Equivalent (mutation_equivalents.toml)\n")
     for r in results:
         if r["outcome"] == "equivalent":
@@ -647,6 +656,8 @@ def main(argv=None) -> int:
     ap.add_argument("--match", action="append", default=[],
                     help="only mutants whose description contains this text (repeatable: any of them)")
     ap.add_argument("--config", default=str(CONFIG), help="the area mapping (default: the checked-in one)")
+    ap.add_argument("--equivalents", default=str(EQUIVALENTS),
+                    help="the equivalent and tolerated mutants (default: the checked-in mutation_equivalents.toml)")
     ap.add_argument("--interleave", action="store_true",
                     help="run the areas' mutants round robin, so a run stopped early (Ctrl-C, SIGTERM) has "
                          "sampled every area alike; the report then covers the mutants run so far")
@@ -655,7 +666,8 @@ def main(argv=None) -> int:
     config = load_config(Path(args.config))
     if args.area:
         config = dict(config, area=[a for a in config["area"] if a["name"] in args.area])
-    equivalents = load_equivalents()
+    equivalents = load_equivalents(Path(args.equivalents))
+    tolerated = load_equivalents(Path(args.equivalents), table="tolerated")
     pairs = collect(root, config, args.paths, args.sample, args.seed, args.per_area, args.interleave)
     if args.match:
         pairs = [(a, m) for a, m in pairs if any(t in m.describe() for t in args.match)]
@@ -702,6 +714,8 @@ def main(argv=None) -> int:
             print(stopped, file=sys.stderr, flush=True)
             break
         rec.update(outcome=outcome, seconds=round(dt, 2))
+        if outcome == "survived" and m.key in tolerated:
+            rec["tolerated"] = tolerated[m.key]
         results.append(rec)
         with open(out / "progress.jsonl", "a", encoding="utf-8") as f:  # readable while the run goes on
             f.write(json.dumps(rec) + "\n")

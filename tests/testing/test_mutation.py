@@ -157,3 +157,28 @@ def test_a_stopped_run_writes_the_report_of_what_ran(tmp_path):
         except ProcessLookupError:
             alive = False
     assert not alive, "the running mutant's process was left running"
+
+
+def test_a_tolerated_survivor_is_run_counted_as_survived_and_its_reason_printed(tmp_path):
+    """[[tolerated]] in the equivalents file: unlike [[equivalent]] the mutant is run; when it
+    survives it still counts against the score (here 0 killed of 1: 0%), and report.md prints the
+    reason beside it. A toy module f(x) = x + 1 whose test checks only f(1) > 0, so its 'const'
+    mutant 1 -> 2 survives."""
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "__init__.py").write_text("")
+    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "test_toy.py").write_text("from toy.mod import f\n\n\ndef test_f():\n    assert f(1) > 0\n")
+    (tmp_path / "cfg.toml").write_text('[[area]]\nname = "toy"\nmodules = ["toy/mod.py"]\n'
+                                       'tests = ["test_toy.py"]\ntarget = 0.9\n')
+    key = "toy/mod.py::f::const::1 => (2)"
+    assert key in [m.key for m in M.mutants_of("toy/mod.py", tmp_path)]
+    (tmp_path / "eq.toml").write_text(f'[[tolerated]]\nkey = "{key}"\nreason = "a toy reason"\n')
+    out = tmp_path / "rep"
+    proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
+                           "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
+                           "--timeout", "300", "--match", "'1' -> '(2)'", "--out", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "total score: 0.0% of 1 non-equivalent mutants" in proc.stdout
+    report = (out / "report.md").read_text()
+    assert "(survived; tolerated: a toy reason)" in report
