@@ -94,3 +94,18 @@ def test_check_real_with_allow_zero_takes_zero_and_fractions():
     assert check_real("g", "L", 0.0, allow_zero=True) == 0.0 and check_real("g", "L", 0.5, allow_zero=True) == 0.5
     with pytest.raises(ValueError, match=r"^g: L must be finite and >= 0 \(got L = -0\.5\)$"):
         check_real("g", "L", -0.5, allow_zero=True)
+
+
+def test_check_real_allow_zero_takes_every_non_negative_real_and_nothing_below():
+    """allow_zero=True: 0, 0.5 (between 0 and 1) and 3 are returned as floats; -1e-300 is refused.
+    Without it 0 is refused and 0.5 taken."""
+    from prirfed.reference.checks import check_real
+
+    for v in (0, 0.5, 3):
+        assert check_real("f", "x", v, allow_zero=True) == float(v)
+    assert check_real("f", "x", 0.5) == 0.5
+    with pytest.raises(ValueError, match="f: "):
+        check_real("f", "x", -1e-300, allow_zero=True)
+    with pytest.raises(ValueError, match="f: "):
+        check_real("f", "x", 0.0)
+

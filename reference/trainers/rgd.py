@@ -131,7 +131,8 @@ def rgd(problem, x0, alpha, T, *, armijo=False, c=1e-4, shrink=0.5, record_every
     """Riemannian steepest descent ``x_{t+1} = Exp_{x_t}(-alpha_t grad f(x_t))``.
 
     With ``armijo=True``, alpha is the initial trial step of a backtracking line search accepting
-    f(Exp_x(-a g)) <= f(x) - c a ||g||^2, a <- shrink * a (Absil, Mahony, Sepulchre 2008, Alg. 1).
+    f(Exp_x(-a g)) <= f(x) - c a ||g||^2, a <- shrink * a (Absil, Mahony, Sepulchre 2008, Alg. 1); after
+    60 trial steps without one, it raises ``ValueError`` naming the last a.
     Stops early when ||grad f|| <= gtol, and (Armijo) when the first trial decrease
     alpha ||grad f||^2 is below the rounding level ``4 eps (1 + |f(x)|)`` of f, where the sufficient
     decrease condition can no longer be evaluated; ``info["stopped"]`` says why. A line search that

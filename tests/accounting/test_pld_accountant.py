@@ -298,3 +298,17 @@ def test_grid_side_is_never_short(h, tail):
     assert n * h >= math.log(1.0 / tail)
     assert np.exp(-n * h) <= tail
     assert n * h <= math.log(1.0 / tail) * 1.02 + 2 * h  # and not needlessly long (refined to 1/64)
+
+
+def test_mix_weights_every_error_term_like_the_masses():
+    """DiscretePLD.mix(other, w) is the PLD of the labelled mixture w P + (1 - w) P': its masses,
+    its mass at +inf and both error allowances (slack, tails) are the same convex combination.
+    Hand-computed at w = 0.25: masses [0.25, 0.75 * 0.5 + 0, ...], inf 0.25*0.1 + 0.75*0.2 = 0.175,
+    slack 0.25*1e-9 + 0.75*3e-9 = 2.5e-9, tails 0.25*4e-8 + 0.75*8e-8 = 7e-8."""
+    a = pld.DiscretePLD(h=0.1, lo=0, masses=np.array([0.9]), inf=0.1, slack=1e-9, tails=4e-8)
+    b = pld.DiscretePLD(h=0.1, lo=0, masses=np.array([0.5, 0.3]), inf=0.2, slack=3e-9, tails=8e-8)
+    c = a.mix(b, 0.25)
+    np.testing.assert_allclose(c.masses, [0.25 * 0.9 + 0.75 * 0.5, 0.75 * 0.3], rtol=1e-15)
+    assert c.inf == pytest.approx(0.175, rel=1e-15)
+    assert c.slack == pytest.approx(2.5e-9, rel=1e-15)
+    assert c.tails == pytest.approx(7e-8, rel=1e-15)

@@ -217,8 +217,9 @@ def test_exact_blackbox_tol_is_validated_and_large_T_is_linear():
 def test_section_6_settings_are_the_papers():
     """SECTION_6_SETTINGS against 000's text: Figure 1's first column s = N, K = 1, b_i = N_i; its
     second K = 5, b_i = N_i / 2; MNIST (Section 6.1) eps = 0.15, delta = 1e-4, K = 3,
-    m = floor(10 N / 3) for (N, N_i) = (50, 1200), (60, 1000), (80, 750), (100, 600); HSP WordNet
-    with N = 9 agents."""
+    m = floor(10 N / 3) for (N, N_i) = (50, 1200), (60, 1000), (80, 750), (100, 600); the synthetic
+    runs at eps = 0.08, 0.15, 0.3 with delta = 1e-5; SPD eps = 0.15, delta = 1e-4, K = 3, m = 10;
+    HSP WordNet with N = 9 agents (N_i = 131), m = 5."""
     rows = cal.SECTION_6_SETTINGS
     col1 = [r for r in rows if r["experiment"].endswith("col. 1")]
     col2 = [r for r in rows if r["experiment"].endswith("col. 2")]
@@ -233,6 +234,15 @@ def test_section_6_settings_are_the_papers():
             assert r["m"] == (10 * int(r["experiment"].split("N=")[1])) // 3
         else:
             assert r["b"] is None  # full batch
+    # Section 6.1, synthetic data: "epsilon = 0.08, 0.15, 0.3 ... with the same delta = 10^-5"
+    assert sorted(r["eps"] for r in col1) == sorted(r["eps"] for r in col2) == [0.08, 0.15, 0.3]
+    # Section 6.2 (SPD): eps = 0.15, delta = 1e-4, K = 3, m = 10; Section 6.3 (WordNet): N_i = 131, m = 5
+    spd = [r for r in rows if r["experiment"].startswith("SPD")]
+    assert spd and all(r["eps"] == 0.15 and r["delta"] == 1e-4 and r["K"] == 3 for r in spd)
+    assert all(r["m"] == 10 for r in spd if r["trainer"] == "dp_rsvrg")
+    hsp = [r for r in rows if r["experiment"].startswith("HSP")]
+    assert len(hsp) == 2 and all(r["N_i"] == 131 and r["eps"] == 0.15 and r["K"] == 3 for r in hsp)
+    assert [r["m"] for r in hsp if r["trainer"] == "dp_rsvrg"] == [5]
 
 
 @pytest.mark.parametrize("cut,target,want", [(0.7, 1.0, 1.0), (0.3, 2.0, 0.5), (0.9, 0.8, 1.25)])
@@ -261,3 +271,41 @@ def test_blackbox_round_pair_is_a_pair_of_mirrored_laws_with_delta_rho_delta_at_
     hs = lambda P, Q: math.fsum(max(0.0, p - math.exp(eps) * q) for p, q in zip(P, Q))  # noqa: E731
     assert hs(A, B) == pytest.approx(rho * delta, rel=1e-9, abs=1e-15)  # rounding of O(1) terms
     assert hs(B, A) == pytest.approx(rho * delta, rel=1e-9, abs=1e-15)
+
+
+def test_dp_rsvrg_event_by_hand_at_the_smallest_inner_loop():
+    """Algorithm 3 with m = 1 (the smallest inner loop it allows) and K = 2: 2 inner steps, each the
+    mixture with c = 2 tau0 / N_i / sigma = 2*1.5/10/0.5 = 0.6, d = c + 4 tau1 / sigma = 0.6 + 4*0.25/0.5
+    = 2.6, rare probability 1/N_i = 0.1, per-sample shift 2.0; m = 0 is refused."""
+    from prirfed.reference.accounting.events import MixtureOfGaussians, SelfComposed
+    from prirfed.reference.accounting.prirfed_accountant import dp_rsvrg_event
+
+    ev = dp_rsvrg_event(0.5, 1.5, 0.25, 10, 1, 2)
+    assert isinstance(ev, SelfComposed) and ev.k == 2
+    assert isinstance(ev.inner, MixtureOfGaussians)
+    assert ev.inner.shift_common == pytest.approx(0.6, rel=1e-15)
+    assert ev.inner.shift_rare == pytest.approx(2.6, rel=1e-15)
+    assert ev.inner.p_rare == pytest.approx(0.1, rel=1e-15)
+    assert ev.inner.shift_sample == pytest.approx(2.0, rel=1e-15)
+    with pytest.raises(ValueError, match="dp_rsvrg_event: m"):
+        dp_rsvrg_event(0.5, 1.5, 0.25, 10, 0, 2)
+
+
+def test_theorem_4_2_refuses_zero_agents_per_round():
+    """Theorem 4.2 samples s >= 1 agents a round (s / N is its activation probability): s = 0 is
+    refused by name, s = 1 taken."""
+    from prirfed.reference.accounting.paper import theorem_4_2
+
+    with pytest.raises(ValueError, match="theorem_4_2: s"):
+        theorem_4_2(1.0, 1e-5, 10, 0, 5, 1e-5)
+    eps, delta = theorem_4_2(1.0, 1e-5, 10, 1, 5, 1e-5)
+    assert eps > 0 and delta > 0
+
+
+def test_calibrate_sigma_dp_rsvrg_reports_a_bad_setting_by_the_events_rule():
+    """A DP-RSVRG setting the event refuses (m = 0 inner steps, tau0 = 0) is reported with
+    dp_rsvrg_event's own message, before any accountant call or the paper's starting point."""
+    for kw, rule in ((dict(m=0), "dp_rsvrg_event: m"), (dict(tau0=0.0), "dp_rsvrg_event: tau0")):
+        args = dict(m=2, K=1, tau0=1.0, tau1=1.0, N_i=100) | kw
+        with pytest.raises(ValueError, match=rule):
+            cal.calibrate_sigma_dp_rsvrg(1.0, 1e-5, args["m"], args["K"], args["tau0"], args["tau1"], args["N_i"])

@@ -458,3 +458,15 @@ def test_rdp_accountant_refuses_what_is_not_an_event_by_name(thing):
     later, on an attribute of the string, with another error)."""
     with pytest.raises(ValueError, match=r"^RdpAccountant: not an event: "):
         rdp.RdpAccountant().compose(thing)
+
+
+def test_mixture_shifts_take_zero_and_refuse_anything_below():
+    """MixtureOfGaussians' documented range: every shift >= 0. Zero is taken for each (a step whose
+    record-dependent part vanishes), -1e-300 is refused with the rule in the message."""
+    MixtureOfGaussians(0.0, 1.0, 0.5, shift_sample=0.0)
+    MixtureOfGaussians(0.0, 0.0, 0.5)
+    with pytest.raises(ValueError, match="shift_sample must be >= 0"):
+        MixtureOfGaussians(1.0, 2.0, 0.5, shift_sample=-1e-300)
+    for c, d in ((-1e-300, 1.0), (1.0, -1e-300)):
+        with pytest.raises(ValueError, match="shifts must be >= 0"):
+            MixtureOfGaussians(c, d, 0.5)

@@ -388,3 +388,15 @@ def test_lemma_1_at_a_zero_angle_by_hand():
     from prirfed.reference.bounds.dp_riemannian_bounds import lemma_1_bound
 
     assert lemma_1_bound(1.0, 1.0, 0.0, -1.0, 3.0) == pytest.approx(3.0 / math.tanh(3.0) - 1.0, rel=1e-14)
+
+
+def test_theorem_4_printed_bound_by_hand_and_its_strict_precondition():
+    """The printed bound (1 - tau eta / 2)^T Delta0 + d sigma^2 / (2 tau c_l) at Delta0 = 1, tau = 0.5,
+    L1 = 0.5, eta = 1, d = 3, sigma = 0.2, T = 2, c_l = 0.5: 0.75^2 + 3 * 0.04 / 0.5 = 0.5625 + 0.24
+    = 0.8025 (c_l != 1 and tau != 1/2 c_l keep each factor of the noise term visible). The printed
+    precondition eta < 1/tau is strict: eta = 1/tau = 2 is refused, the float just below is taken."""
+    assert theorem_4_bound_printed(1.0, 0.5, 0.5, 1.0, 3, 0.2, 2, 0.5) == pytest.approx(0.8025, rel=1e-14)
+    with pytest.raises(ValueError, match="the printed Theorem 4 needs eta < 1/tau"):
+        theorem_4_bound_printed(1.0, 0.5, 0.25, 2.0, 3, 0.2, 2, 0.5)
+    below = math.nextafter(2.0, 0.0)
+    assert theorem_4_bound_printed(1.0, 0.5, 0.25, below, 3, 0.2, 2, 0.5) == pytest.approx(0.0 + 0.49, abs=1e-15)

@@ -148,6 +148,9 @@ def test_theorem_5_5_closed_form_and_preconditions():
     = 1/16, q_0 = 0.5*(1 + 3)/(2*0.5) = 2 (L_g = 1, zeta = 1), q = 1 + 2*1 = 3 (L_f = 1, d = 2,
     sigma = 1); gap0 = 1, T = 4: 1/(2*4/16) + 6 = 8."""
     assert theorem_5_5_bound(1.0, 4, 2, 0.25, 2.0, 1.0, 1.0, 2, [0.5, 1.0], 0.0, 1.0) == pytest.approx(8.0, rel=1e-14)
+    # beta = 3 (2 (beta - c_1) = 2.5, not 1, so q_0's denominator is seen): c_1 = 1.75, delta_min =
+    # 0.25 (1 - 1.75/3) = 5/48, q_0 = 0.25*3*(1 + 3.5)/2.5 = 1.35; 1/(8 * 5/48) + 1.35*3 = 1.2 + 4.05
+    assert theorem_5_5_bound(1.0, 4, 2, 0.25, 3.0, 1.0, 1.0, 2, [0.5, 1.0], 0.0, 1.0) == pytest.approx(5.25, rel=1e-14)
     with pytest.raises(ValueError, match="beta\\^\\(1/\\(K-1\\)\\) - 1\\)/beta"):
         theorem_5_5_bound(1.0, 4, 2, 0.5, 2.0, 1.0, 1.0, 2, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="beta > 1"):

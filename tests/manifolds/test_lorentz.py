@@ -649,3 +649,18 @@ def test_tangency_check_accepts_near_cancelling_sums_and_refuses_normal_componen
             M.check_tangent(x, v)
         with pytest.raises(ValueError, match="not tangent"):
             M.check_tangent(x, 1e-3 * x)
+
+
+def test_the_domain_bound_is_on_the_time_coordinate_whatever_the_direction():
+    """x_0 <= 2^500 (proofs_notes/manifold_lorentz.md): the point at distance 350 from the origin
+    along the second space axis, (cosh 350, 0, sinh 350), has x_0 = 5e151 > 2^500 = 3.3e150 and is
+    refused, although x_1 = 0; the same along the first axis is refused too; at distance 340
+    (x_0 = 1.1e147) both are points."""
+    M = RefLorentz(2)
+    for r, ok in ((350.0, False), (340.0, True)):
+        for p in (np.array([math.cosh(r), 0.0, math.sinh(r)]), np.array([math.cosh(r), math.sinh(r), 0.0])):
+            if ok:
+                M.check_point(p)
+            else:
+                with pytest.raises(ValueError, match="beyond the domain x_0 <= 2\\^500"):
+                    M.check_point(p)

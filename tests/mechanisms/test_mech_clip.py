@@ -110,3 +110,19 @@ def test_clip_with_a_subnormal_factor_keeps_length_tau_in_both_twins(geom, tau, 
         c = mod.clip(M, x, v, tau)
         assert math.isclose(R_M.norm(x, c), tau, rel_tol=1e-14), (mod.__name__, R_M.norm(x, c))
         assert math.isclose(R_M.inner(x, c, v) / (tau * R_M.norm(x, v)), 1.0, rel_tol=1e-12)
+
+
+def test_clip_threshold_floor_is_two_to_the_minus_1000_in_both_twins():
+    """The documented floor of tau (proofs_notes/mechanism_clipping.md): tau = 2^-1000 is accepted
+    and clips to length 2^-1000 (to two roundings); 0.75 * 2^-1000 (a normal float, above 2^-1001) is refused in both
+    twins with a message naming the floor. Known answer: clip of (3, 4) to tau is tau (0.6, 0.8)."""
+    from prirfed.verified import manifolds as VMf
+    from prirfed.verified import mechanisms as V
+
+    floor = math.ldexp(1.0, -1000)
+    v = np.array([3.0, 4.0])
+    for mod, M in ((R, Euclidean(2)), (V, VMf.Euclidean(2))):
+        c = mod.clip(M, np.zeros(2), v, floor)
+        np.testing.assert_allclose(c, np.array([0.6, 0.8]) * floor, rtol=4.5e-16, atol=0.0)  # two roundings
+        with pytest.raises(ValueError, match="below 2\\^-1000"):
+            mod.clip(M, np.zeros(2), v, 0.75 * floor)

@@ -230,3 +230,110 @@ def test_trainer_settings_refuse_at_their_edges_with_the_distance():
         with pytest.raises(ValueError, match=message):
             call()
     assert sample_without_replacement(rng(), 3, 0).size == 0
+
+
+def test_every_trainer_records_round_0_every_record_every_rounds_and_the_last_round():
+    """With record_every = 3 and T = 7 every trainer records rounds 0, 3, 6 and 7 (the schedule of
+    History: x^(0), then each record_every-th round, and round T whatever its remainder), with the
+    iterate of that round: the last record is the returned x. Mutants recording at t - 1 instead
+    of t + 1 (PriRFed, DP-RGD) survived the tests that used record_every = 1 or a divisor of T."""
+    from prirfed.reference.trainers.prirfed import prirfed
+    from prirfed.reference.trainers.rgd import dp_rgd, rgd, rsgd
+
+    P = SpherePCA([np.array([[1.0, 0.2, 0.1], [0.3, 1.0, 0.0]]), np.array([[0.0, 0.5, 1.0], [0.2, 0.1, 0.9]])])
+    x0 = np.array([1.0, 0.0, 0.0])
+    runs = {
+        "prirfed dp_rsgd": lambda: prirfed(P, x0, 7, 2, 0.1, np.random.default_rng(1), K=2, b=1, sigma=0.1, tau=1.0,
+                                           record_every=3, keep_iterates=True),
+        "prirfed dp_rsvrg": lambda: prirfed(P, x0, 7, 1, 0.1, np.random.default_rng(1), local="dp_rsvrg", K=1, m=2,
+                                            sigma=0.1, tau0=1.0, tau1=1.0, record_every=3, keep_iterates=True),
+        "dp_rgd": lambda: dp_rgd(P, x0, 0.1, 7, 2, 0.1, np.random.default_rng(1), tau=1.0, record_every=3,
+                                 keep_iterates=True),
+        "rsgd": lambda: rsgd(P, x0, 0.1, 7, 2, np.random.default_rng(1), record_every=3, keep_iterates=True),
+        "rgd": lambda: rgd(P, x0, 0.1, 7, record_every=3, keep_iterates=True),
+        "dp_pgd": lambda: dp_pgd(P, x0, 0.1, 7, 2, 0.1, np.random.default_rng(1), tau=1.0, record_every=3,
+                                 keep_iterates=True),
+    }
+    for name, run in runs.items():
+        r = run()
+        h = r.history
+        assert h.rounds == [0, 3, 6, 7], name
+        np.testing.assert_array_equal(h.iterates[0], x0)
+        if name != "dp_rgd":  # DP-RGD returns its output option's point (option 1: the last iterate w_T)
+            np.testing.assert_array_equal(h.iterates[-1], r.x)
+        assert h.f[-1] == pytest.approx(P.f(h.iterates[-1]), rel=1e-14), name
+
+
+def test_rgd_armijo_gives_up_after_60_trials_with_the_last_step_in_the_message():
+    """Armijo backtracking (Absil, Mahony, Sepulchre 2008, Algorithm 1) tries a, a/2, ..., a/2^59:
+    60 trial steps, then refuses with the last step a 2^-60 in the message. A problem whose f is 0
+    at x0 and 1 everywhere else (a cliff: no step decreases it) has no acceptable step, so f is
+    evaluated exactly 62 times (the history's record of round 0, f(x) once, then each trial)."""
+    from prirfed.reference.trainers.rgd import rgd
+
+    x0 = np.array([0.6, 0.8, 0.0])
+
+    class Cliff(SpherePCA):
+        calls = 0
+
+        def f(self, x):
+            type(self).calls += 1
+            return 0.0 if np.array_equal(x, x0) else 1.0
+
+    P = Cliff([np.array([[1.0, 0.2, 0.1], [0.3, 1.0, 0.0]])])
+    with pytest.raises(ValueError, match=r"no acceptable step \(last a = 8\.674e-19"):
+        rgd(P, x0, 1.0, 3, armijo=True, record_every=100)
+    assert Cliff.calls == 1 + 1 + 60
+    assert f"{2.0**-60:.3e}" == "8.674e-19"
+
+
+def test_sample_without_replacement_takes_k_from_0_to_n():
+    """0 <= k <= n: k = 0 gives no index, k = n a permutation of range(n); k = -1 and n + 1 are
+    refused with the rule in the message."""
+    from prirfed.reference.trainers.base import sample_without_replacement
+
+    rng = np.random.default_rng(0)
+    assert sample_without_replacement(rng, 5, 0).size == 0
+    assert sorted(sample_without_replacement(rng, 5, 5).tolist()) == [0, 1, 2, 3, 4]
+    for k in (-1, 6):
+        with pytest.raises(ValueError, match="need 0 <= k <= n"):
+            sample_without_replacement(rng, 5, k)
+
+
+def test_local_and_armijo_settings_refuse_the_first_value_outside_their_range():
+    """The edges of the shared checks: agent index i in [0, N - 1] (i = -1 refused, 0 taken), the step
+    size alpha > 0 (-0.5 refused: a negative step would ascend), Armijo's c and shrink in (0, 1)
+    (1 and 1.5 refused, 0.5 taken)."""
+    from prirfed.reference.trainers.local import check_local_args
+    from prirfed.reference.trainers.rgd import rgd
+
+    P = SpherePCA([np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 0.5, 0.0]])])
+    assert check_local_args("f", P, 0, 1, 0.0, 0.1)[0] == 0
+    with pytest.raises(ValueError, match="f: "):
+        check_local_args("f", P, -1, 1, 0.0, 0.1)
+    for alpha in (-0.5, 0.0):
+        with pytest.raises(ValueError, match="step size alpha must be positive"):
+            check_local_args("f", P, 0, 1, 0.0, alpha)
+    x0 = np.array([0.6, 0.8, 0.0])
+    for name in ("c", "shrink"):
+        for bad in (1.0, 1.5):
+            with pytest.raises(ValueError, match=f"the Armijo parameter {name} must be in"):
+                rgd(P, x0, 0.1, 1, armijo=True, **{name: bad})
+        rgd(P, x0, 0.1, 1, armijo=True, **{name: 0.5})
+
+
+def test_federated_settings_refuse_a_zero_step_and_an_unknown_weighting():
+    """002's eta_i must be positive: eta = 0 (the boundary) and -0.1 are refused, for a scalar and
+    for one agent's entry; weighting must be 'uniform' (002 (8)) or 'size' (000 (3.2)):
+    'sizes' is refused with both names in the message, and 'size' is taken."""
+    from prirfed.reference.trainers.rfed import federated_settings
+
+    P = SpherePCA([np.array([[1.0, 0.0, 0.0]]), np.array([[0.0, 0.5, 0.0]])])
+    args = dict(T=2, k=1, tau=1, option=1, aggregation="tangent", record_every=1, keep_iterates=False)
+    for eta in (0.0, -0.1, [0.1, 0.0]):
+        with pytest.raises(ValueError, match="step sizes eta must be positive"):
+            federated_settings("f", P, eta=eta, weighting="uniform", **args)
+    with pytest.raises(ValueError, match="weighting must be 'uniform' \\(002 \\(8\\)\\) or 'size'"):
+        federated_settings("f", P, eta=0.1, weighting="sizes", **args)
+    T, k, etas, taus, _ = federated_settings("f", P, eta=[0.1, 0.2], weighting="size", **args)
+    np.testing.assert_array_equal(etas, [0.1, 0.2])
