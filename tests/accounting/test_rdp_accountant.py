@@ -470,3 +470,12 @@ def test_mixture_shifts_take_zero_and_refuse_anything_below():
     for c, d in ((-1e-300, 1.0), (1.0, -1e-300)):
         with pytest.raises(ValueError, match="shifts must be >= 0"):
             MixtureOfGaussians(c, d, 0.5)
+
+
+def test_lemma_3_refuses_an_order_beyond_its_range_even_when_the_range_underflows():
+    """Lemma 3's range lambda <= 2 sigma^2 log(n / (b (lambda + 1)(1 + b^2 sigma^2 / (4 L0^2)))) / 3:
+    at lambda = 1e300, sigma = 1e100 (n = 2, b = 1, L0 = 1) the argument of the log is
+    2 / (1e300 * 2.5e199), below the smallest float, so the range is empty (log 0 = -inf) and the
+    order must be refused, not bounded."""
+    with pytest.raises(ValueError, match="lemma_3_moments_bound: needs lambda <= -inf"):
+        rdp.lemma_3_moments_bound(1e300, 1.0, 2, 1, 1e100)

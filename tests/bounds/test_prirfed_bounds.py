@@ -155,6 +155,11 @@ def test_theorem_5_5_closed_form_and_preconditions():
         theorem_5_5_bound(1.0, 4, 2, 0.5, 2.0, 1.0, 1.0, 2, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="beta > 1"):
         theorem_5_5_bound(1.0, 4, 2, 0.01, 1.0, 1.0, 1.0, 2, 1.0, 0.0, 1.0)
+    # alpha one float below its bound (beta = 2, K = 2: 0.5 - 2^-54): admissible, but 1 + alpha beta
+    # rounds to beta, so delta_min = alpha (1 - c_1/beta) is 0 and the bound (gap0 / (K T delta_min))
+    # is not finite: refused, naming delta_min
+    with pytest.raises(ValueError, match="delta_min = 0.0 is not > 0"):
+        theorem_5_5_bound(1.0, 4, 2, math.nextafter(0.5, 0.0), 2.0, 1.0, 1.0, 2, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="K > 1"):
         theorem_5_5_bound(1.0, 4, 1, 0.01, 2.0, 1.0, 1.0, 2, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="s_t = 1"):

@@ -310,3 +310,17 @@ def test_hsp_refuses_per_agent_arrays_that_are_not_matrices():
     Y = [np.array([[1.0, 0.0, 0.0]])]
     with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: W and Y must hold 2-D per-agent arrays \(got ndim 1 and 2\)$"):
         HyperbolicStructuredPrediction(W, Y, np.zeros(3), gamma=1.0, v_bar=1.0)
+
+
+def test_d_over_sinh_series_switch_against_mpmath():
+    """t / sinh(t) with its series 1 - t^2/6 below t = 1e-4 (next term 7 t^4/360 < 2e-18): on both
+    sides of the switch and far from it, against 50-digit mpmath, to 2 ulp. At t = 9e-5 the t^2/6
+    term is 1.35e-9, so a wrong coefficient is seen."""
+    import mpmath as mp
+
+    from prirfed.reference.problems.hsp import _d_over_sinh
+
+    for t in (0.0, 1e-8, 3e-5, 9e-5, 9.999e-5, 1e-4, 1.0001e-4, 2e-4, 0.5, 3.0):
+        with mp.workdps(50):
+            want = 1.0 if t == 0 else float(mp.mpf(t) / mp.sinh(mp.mpf(t)))
+        assert _d_over_sinh(t) == pytest.approx(want, rel=4.5e-16, abs=0.0), t

@@ -322,3 +322,17 @@ def test_angle_to_optimum_solves_the_eigenproblem_once(monkeypatch):
         assert P.angle_to_optimum((xs + u) / math.sqrt(2)) == pytest.approx(math.pi / 4, rel=1e-12)
     assert P.angle_to_optimum(-xs) == pytest.approx(0.0, abs=1e-12)
     assert len(calls) == 1
+
+
+def test_data_bound_is_inclusive_at_two_to_the_1000():
+    """The domain N_i c_i max_j ||z_ij||^2 <= 2^1000 includes its edge: two records, c = 1/2 and
+    ||z||^2 = 2^1000 (z = 2^500 e_1, exact) give N_i c ||z||^2 = 2^1000, accepted; one float more
+    (2^500 (1 + 2^-52)) is refused with the value in the message."""
+    from prirfed.reference.problems.sphere_pca import check_data_bound
+
+    z = np.zeros((2, 3))
+    z[:, 0] = 2.0**500
+    check_data_bound("f", [z], [0.5])
+    z[0, 0] = math.nextafter(2.0**500, math.inf)
+    with pytest.raises(ValueError, match="f: Z\\[0\\] is outside the domain"):
+        check_data_bound("f", [z], [0.5])

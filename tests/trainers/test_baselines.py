@@ -337,3 +337,18 @@ def test_federated_settings_refuse_a_zero_step_and_an_unknown_weighting():
         federated_settings("f", P, eta=0.1, weighting="sizes", **args)
     T, k, etas, taus, _ = federated_settings("f", P, eta=[0.1, 0.2], weighting="size", **args)
     np.testing.assert_array_equal(etas, [0.1, 0.2])
+
+
+def test_refusals_name_the_function_first_then_the_parameter():
+    """Errors say which function, then what was wrong: a negative clipping threshold of DP-RSGD's
+    local trainer reads "dp_rsgd_local: clipping threshold tau must be > 0", and a batch size of 0
+    for agent 0 of PriRFed reads "prirfed: b[0] ..." (function and parameter in that order)."""
+    from prirfed.reference.trainers.local import dp_rsgd_local
+    from prirfed.reference.trainers.prirfed import prirfed
+
+    P = SpherePCA([np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), np.array([[0.0, 0.5, 0.0]])])
+    x0 = np.array([0.6, 0.8, 0.0])
+    with pytest.raises(ValueError, match=r"^dp_rsgd_local: clipping threshold tau must be > 0"):
+        dp_rsgd_local(P, 0, x0, 1, 1, 0.1, -1.0, 0.1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^prirfed: b\[0\]"):
+        prirfed(P, x0, 1, 1, 0.1, np.random.default_rng(0), K=1, b=[0, 1], sigma=0.1, tau=1.0)
