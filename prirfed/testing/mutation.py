@@ -24,7 +24,8 @@ Outcomes: ``killed`` (a test failed or errored), ``survived`` (all passed), ``ti
 still generated and reported, never silently dropped, and is not run), ``not-imported`` (the tests
 never imported the mutated module: a mapping error, counted as survived). A survivor listed in the
 same file's ``[[tolerated]]`` table (a change of the result within what the function promises) is
-still run and still counted as survived; the report prints its reason beside it.
+still run and still counted as survived (also when it times out); the report prints its reason
+beside it.
 
 Operators (each names its change in the report): ``arith`` (``+ -``, ``* /``, ``** *``, ``// /``,
 augmented assignments), ``compare`` (boundary ``< <=``, ``> >=``, ``== !=``), ``const`` (an int
@@ -714,8 +715,10 @@ def main(argv=None) -> int:
             print(stopped, file=sys.stderr, flush=True)
             break
         rec.update(outcome=outcome, seconds=round(dt, 2))
-        if outcome == "survived" and m.key in tolerated:
-            rec["tolerated"] = tolerated[m.key]
+        if outcome in ("survived", "timeout") and m.key in tolerated:
+            # a tolerated mutant that ran out of time is not evidence of a kill either
+            rec["tolerated"] = tolerated[m.key] + (f" (timed out at {limit:.0f} s)" if outcome == "timeout" else "")
+            rec["outcome"] = outcome = "survived"
         results.append(rec)
         with open(out / "progress.jsonl", "a", encoding="utf-8") as f:  # readable while the run goes on
             f.write(json.dumps(rec) + "\n")
