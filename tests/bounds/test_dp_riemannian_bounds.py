@@ -391,12 +391,23 @@ def test_lemma_1_at_a_zero_angle_by_hand():
 
 
 def test_theorem_4_printed_bound_by_hand_and_its_strict_precondition():
-    """The printed bound (1 - tau eta / 2)^T Delta0 + d sigma^2 / (2 tau c_l) at Delta0 = 1, tau = 0.5,
-    L1 = 0.5, eta = 1, d = 3, sigma = 0.2, T = 2, c_l = 0.5: 0.75^2 + 3 * 0.04 / 0.5 = 0.5625 + 0.24
-    = 0.8025 (c_l != 1 and tau != 1/2 c_l keep each factor of the noise term visible). The printed
+    """The printed bound (1 - tau eta / 2)^T Delta0 + d sigma^2 / (2 tau c_l) at Delta0 = 2, tau = 0.5,
+    L1 = 0.5, eta = 1, d = 3, sigma = 0.2, T = 2, c_l = 0.5: 2 * 0.75^2 + 3 * 0.04 / 0.5 = 1.125 + 0.24
+    (Delta0, c_l != 1 and tau != 1/2 c_l keep each factor visible). The printed
     precondition eta < 1/tau is strict: eta = 1/tau = 2 is refused, the float just below is taken."""
-    assert theorem_4_bound_printed(1.0, 0.5, 0.5, 1.0, 3, 0.2, 2, 0.5) == pytest.approx(0.8025, rel=1e-14)
+    assert theorem_4_bound_printed(2.0, 0.5, 0.5, 1.0, 3, 0.2, 2, 0.5) == pytest.approx(2 * 0.5625 + 0.24, rel=1e-14)
     with pytest.raises(ValueError, match="the printed Theorem 4 needs eta < 1/tau"):
         theorem_4_bound_printed(1.0, 0.5, 0.25, 2.0, 3, 0.2, 2, 0.5)
     below = math.nextafter(2.0, 0.0)
     assert theorem_4_bound_printed(1.0, 0.5, 0.25, below, 3, 0.2, 2, 0.5) == pytest.approx(0.0 + 0.49, abs=1e-15)
+
+
+def test_theorem_4_stochastic_case_and_T_choice_by_hand():
+    """Theorem 4 with b < n: (1 - eta/tau)^T Delta0 + tau L1 eta G^2 / 2, G^2 = L0^2 + d sigma^2 / c_l
+    (Lemma 4). At Delta0 = 1, tau = 1, L1 = 0.5, eta = 0.5, d = 3, sigma = 0.2, T = 2, c_l = 0.5,
+    L0 = 2, b = 1, n = 4: 0.25 + 0.125 (4 + 0.24) = 0.78. The paper's T = log(n^2 eps^2 c_l / (d L0^2
+    log(1/delta))) at n = 1000, eps = 1, delta = 1e-3, d = 3, L0 = 2, c_l = 0.5: log(1e6 * 0.5 / (12
+    log 1000)), every constant away from 1."""
+    assert theorem_4_bound(1.0, 1.0, 0.5, 0.5, 3, 0.2, 2, 0.5, L0=2.0, b=1, n=4) == pytest.approx(0.78, rel=1e-14)
+    want = math.log(1e6 * 0.5 / (3 * 4 * math.log(1e3)))
+    assert theorem_4_T(n=1000, eps=1.0, delta=1e-3, d=3, L0=2.0, c_l=0.5) == pytest.approx(want, rel=1e-14)

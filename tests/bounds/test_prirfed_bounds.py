@@ -447,3 +447,24 @@ def test_theorem_5_4_refuses_a_minibatch():
     assert theorem_5_4_bound(*args, s=1, b=4) == pytest.approx(1.0, rel=1e-14)
     with pytest.raises(ValueError, match=r"precondition b_i = N_i \(full batch\) violated \(b = 2, N_i = 4\)"):
         theorem_5_4_bound(*args, s=1, b=2)
+
+
+def test_theorem_5_6_with_L_g_visible_and_theorem_5_2_refuses_each_bad_step():
+    """Theorem 5.6 at L_g = 2 (alpha = 0.0125 = 1/(10 L_g N^(2/3)), N = 8, m = 26, c = 2, K = 2, T = 1,
+    d = 1, sigma = 1, zeta = 1): c L_g / (N^(1/3) K T) gap0 + d sigma^2 / 100 (N^(-2/3) + 1/N)
+    = 4/4 + 0.01 * 0.375 = 1.00375. Theorem 5.2's step sizes must all be positive and finite: one
+    bad entry among good ones (0, -0.1, nan, inf) is refused."""
+    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.0125, 2.0, 2.0, 8, 1, 1.0, 0.0, 1.0) == pytest.approx(1.00375, rel=1e-14)
+    for bad in (0.0, -0.1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="step sizes must be a non-empty sequence of positive numbers"):
+            theorem_5_2_bound(1.0, [0.1, bad], 2.0, 0.5, 1, [4], 1.0, s=1)
+    with pytest.raises(ValueError, match="step sizes must be a non-empty sequence"):
+        theorem_5_2_bound(1.0, [], 2.0, 0.5, 1, [4], 1.0, s=1)
+
+
+def test_theorem_5_6_takes_zero_noise():
+    """sigma = 0 (no privacy noise) is in Theorem 5.6's range: only the optimisation term is left,
+    c L_g / (N^(1/3) K T) gap0 = 2 / (2 * 2) = 0.5 at the settings of the closed-form test."""
+    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 0.0, 0.0, 1.0) == pytest.approx(0.5, rel=1e-14)
+    with pytest.raises(ValueError, match="sigma must be finite and >= 0"):
+        theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, -1e-300, 0.0, 1.0)

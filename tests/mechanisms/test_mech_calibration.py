@@ -170,3 +170,21 @@ def test_analytic_sigma_refuses_a_calibration_beyond_float64():
 def test_analytic_sigma_refuses_a_delta_that_is_not_a_number(delta):
     with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: delta must be a real number \(got "):
         R.analytic_gaussian_sigma(1.0, delta, 1.0)
+
+
+def test_analytic_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats():
+    """rtol = 1e-300 cannot be met by any float bracket: the bisection stops when lo and hi are
+    adjacent floats (documented) and returns hi. Independent check with 50-digit mpmath of Balle
+    and Wang's delta(eps; sigma): hi is sound (delta(hi) <= target) and within 1e-13 relative of the
+    exact sigma* (the float64 delta the search evaluates is itself good to about 1e-14)."""
+    eps, delta = 1.0, 1e-5
+    sigma = R.analytic_gaussian_sigma(eps, delta, 1.0, rtol=1e-300)
+
+    def mp_delta(s):
+        s, e = mp.mpf(s), mp.mpf(eps)
+        return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+
+    with mp.workdps(50):
+        assert mp_delta(sigma) <= delta
+        exact = mp.findroot(lambda s: mp_delta(s) - delta, mp.mpf(sigma))
+        assert sigma >= exact * (1 - mp.mpf(1e-13)) and sigma <= exact * (1 + mp.mpf(1e-13))

@@ -35,3 +35,13 @@ def test_bad_input():
         FrechetMean(Euclidean(2), [np.zeros((0, 2))])
     with pytest.raises(ValueError, match="FrechetMean"):
         FrechetMean(Sphere(2), [np.ones((1, 3))])
+
+
+def test_optimum_weights_every_record_alike_across_agents_of_different_sizes():
+    """p_i = N_i / sum N_k and f_i averages over N_i records, so each record weighs 1 / sum N_k: on
+    the plane the minimiser is the plain mean of all records pooled. Agents of 1, 2 and 3 records
+    (unequal, so a weight read from the wrong agent shows): mean of (0,0), (3,0), (3,3), (6,0),
+    (0,6), (6,3) = (3, 2)."""
+    P = FrechetMean(Euclidean(2), [np.array([[0.0, 0.0]]), np.array([[3.0, 0.0], [3.0, 3.0]]),
+                                   np.array([[6.0, 0.0], [0.0, 6.0], [6.0, 3.0]])])
+    np.testing.assert_allclose(P.optimum(), [3.0, 2.0], rtol=0, atol=1e-12)

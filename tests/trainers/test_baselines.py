@@ -352,3 +352,64 @@ def test_refusals_name_the_function_first_then_the_parameter():
         dp_rsgd_local(P, 0, x0, 1, 1, 0.1, -1.0, 0.1, np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"^prirfed: b\[0\]"):
         prirfed(P, x0, 1, 1, 0.1, np.random.default_rng(0), K=1, b=[0, 1], sigma=0.1, tau=1.0)
+
+
+def test_dp_rsgd_local_refuses_an_unknown_option_and_dp_rsvrg_runs_on_one_record():
+    """Algorithms 2 and 3 output option 1 (last iterate) or 2 (a uniformly drawn one): option 3 is
+    refused by DP-RSGD's local trainer. DP-RSVRG draws its inner index l uniformly from the agent's
+    N_i records, all of them: an agent with a single record (N_i = 1) runs, with l = 0 every time."""
+    from prirfed.reference.trainers.local import dp_rsgd_local, dp_rsvrg_local
+
+    P = SpherePCA([np.array([[1.0, 0.2, 0.0]]), np.array([[0.0, 0.5, 0.0], [0.1, 0.0, 1.0]])])
+    x0 = np.array([0.6, 0.8, 0.0])
+    with pytest.raises(ValueError, match="dp_rsgd_local: option"):
+        dp_rsgd_local(P, 0, x0, 1, 1, 0.1, 1.0, 0.1, np.random.default_rng(0), option=3)
+    # sigma = 0 and one record: g is grad f_0 at the anchor and the correction vanishes, so the
+    # K m = 6 inner steps are Riemannian gradient steps on f_0: rgd on the one-agent problem
+    from prirfed.reference.trainers.rgd import rgd
+
+    x = dp_rsvrg_local(P, 0, x0, 2, 3, 0.0, 10.0, 10.0, 0.1, np.random.default_rng(0))
+    want = rgd(SpherePCA([np.array([[1.0, 0.2, 0.0]])]), x0, 0.1, 6, record_every=6).x
+    np.testing.assert_allclose(x, want, rtol=0, atol=1e-14)
+
+
+def test_auto_record_period_counts_each_local_trainers_work():
+    """record_every="auto" records every ceil(20 n / w) rounds, w the samples a round reads: DP-RSGD
+    reads s K mean(b) (here 1 * 2 * 2 = 4), DP-RSVRG s K (mean(N_i) + 2 m) (1 * 2 * (10 + 6) = 32);
+    with n = 20 samples and T = 1000 rounds: periods ceil(400 / 4) = 100 and ceil(400 / 32) = 13."""
+    from prirfed.reference.trainers.prirfed import prirfed_local_settings
+
+    rng = np.random.default_rng(0)
+    P = SpherePCA([rng.standard_normal((10, 3)), rng.standard_normal((10, 3))])
+    b = np.array([2, 2])
+    rsgd = prirfed_local_settings("f", P, 1000, 1, "dp_rsgd", b, 2, 3, 1.0, None, None, 1, None, "auto")
+    rsvrg = prirfed_local_settings("f", P, 1000, 1, "dp_rsvrg", b, 2, 3, 1.0, None, None, 1, None, "auto")
+    assert rsgd[-1] == 100
+    assert rsvrg[-1] == 13
+
+
+def test_prirfed_refuses_a_local_option_other_than_1_or_2_and_laplace_density_is_minus_inf_on_ties():
+    """local_option picks Algorithm 2/3's output (1: last iterate, 2: a uniformly drawn one): 3 is
+    refused. The eigenvalue density of the Riemannian Laplace law has the factor prod sinh(|l_i -
+    l_j| / 2), zero on a tie, so its log is -inf there (and finite off ties)."""
+    from prirfed.reference.trainers.baselines import spd_laplace_log_density
+    from prirfed.reference.trainers.prirfed import prirfed
+
+    P = SpherePCA([np.array([[1.0, 0.2, 0.0]]), np.array([[0.0, 0.5, 0.0], [0.1, 0.0, 1.0]])])
+    with pytest.raises(ValueError, match="prirfed: local_option must be 1 or 2"):
+        prirfed(P, np.array([0.6, 0.8, 0.0]), 1, 1, 0.1, np.random.default_rng(0), K=1, b=1, sigma=0.1, tau=1.0,
+                local_option=3)
+    assert spd_laplace_log_density([0.3, 0.3, 1.0], 1.0) == -math.inf
+    # off ties, by hand: -||l|| / sigma + log sinh(0.35) + log sinh(0.5) + log sinh(0.15)
+    lam = np.array([0.3, 1.0, 0.0])
+    want = -np.linalg.norm(lam) / 2.0 + sum(math.log(math.sinh(a)) for a in (0.35, 0.15, 0.5))
+    assert spd_laplace_log_density(lam, 2.0) == pytest.approx(want, rel=1e-14)
+
+
+def test_dp_frechet_mean_records_its_one_release_as_round_0():
+    """DP-FM releases once (output perturbation): its history has the single round 0, with f at the
+    released point."""
+    P = SPDFrechetMean([np.array([np.eye(2), np.diag([2.0, 0.5])]), np.array([np.diag([1.5, 1.5])])])
+    r = dp_frechet_mean(P, eps=0.5, D=1.0, rng=np.random.default_rng(4), n_steps=300)
+    assert r.history.rounds == [0]
+    assert r.history.f[0] == pytest.approx(P.f(r.x), rel=1e-14)
