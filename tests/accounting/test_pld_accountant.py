@@ -312,3 +312,61 @@ def test_mix_weights_every_error_term_like_the_masses():
     assert c.inf == pytest.approx(0.175, rel=1e-15)
     assert c.slack == pytest.approx(2.5e-9, rel=1e-15)
     assert c.tails == pytest.approx(7e-8, rel=1e-15)
+
+
+def test_pair_zip_keeps_both_orders_unless_both_pairs_are_symmetric():
+    """PldPair.zip composes pairs order by order. Two symmetric pairs give a symmetric pair; a
+    symmetric one with an asymmetric one must keep the reverse order (fn(a.fwd, b.rev)): dropping it
+    would report only the forward order's delta, an unsound bound when the reverse is larger.
+    The function is a labelled tuple, so each order's arguments can be read off."""
+    a = pld.PldPair("a")
+    b = pld.PldPair("b_fwd", "b_rev")
+    fn = lambda x, y: (x, y)  # noqa: E731
+    assert a.zip(pld.PldPair("c"), fn) == pld.PldPair(("a", "c"))
+    z = a.zip(b, fn)
+    assert not z.symmetric
+    assert z.fwd == ("a", "b_fwd") and z.rev == ("a", "b_rev")
+    z = b.zip(a, fn)
+    assert z.fwd == ("b_fwd", "a") and z.rev == ("b_rev", "a")
+
+
+def test_curve_at_counts_the_mass_at_infinity_like_the_definition():
+    """delta(eps) = sum_{l > eps} m_l (1 - e^{eps - l}) + m_inf: on the grid h = 0.5 with losses
+    -1, -0.5, 0, 0.5, 1 (masses 0.2, 0.3, 0.1, 0.15, 0.05) and 0.2 at +inf, curve_at and delta agree
+    with the sum written out at eps = 0, 0.4, 0.7 and beyond the last loss (only m_inf is left)."""
+    d = pld.DiscretePLD(h=0.5, lo=-2, masses=np.array([0.2, 0.3, 0.1, 0.15, 0.05]), inf=0.2)
+    losses, masses = [-1.0, -0.5, 0.0, 0.5, 1.0], [0.2, 0.3, 0.1, 0.15, 0.05]
+    for eps in (0.0, 0.4, 0.7, 3.0):
+        want = sum(m * (1 - math.exp(eps - l)) for l, m in zip(losses, masses) if l > eps) + 0.2
+        assert d.delta(eps) == pytest.approx(want, rel=1e-14)
+        assert d.curve_at([eps])[0] == pytest.approx(want, rel=1e-12)
+
+
+def test_best_epsilon_falls_back_to_rdp_when_the_pld_grid_cannot_hold_the_event():
+    """A Poisson-subsampled Gaussian at noise multiplier 0.02, composed 50 times: its privacy loss
+    spans more than the PLD accountant's largest grid (it refuses, naming the grid), but RDP bounds
+    it; epsilon(accountant="best") returns the RDP bound instead of the PLD's refusal."""
+    from prirfed.reference.accounting.accountants import epsilon
+    from prirfed.reference.accounting.events import PoissonSampled, SelfComposed
+    from prirfed.reference.accounting.rdp import RdpAccountant
+
+    ev = SelfComposed(PoissonSampled(0.5, Gaussian(0.02, ADD_REMOVE)), 50)
+    acc = pld.PldAccountant(relation=ADD_REMOVE)
+    acc.compose(ev)
+    with pytest.raises(ValueError, match="needs more than"):
+        acc.get_epsilon(1e-5)
+    r = RdpAccountant(relation=ADD_REMOVE)
+    r.compose(ev)
+    assert epsilon(ev, 1e-5) == pytest.approx(r.get_epsilon(1e-5), rel=1e-12)
+
+
+def test_symmetric_pair_curve_and_negative_eps_refused():
+    """PldPair.curve of a symmetric pair (no reverse order) is a symmetric curve whose reverse
+    mass at +inf is 0 and whose forward curve is the PLD's delta; the closed-form delta curves
+    take eps >= 0 only: eps = -0.5 is refused by name."""
+    d = pld.DiscretePLD(h=0.5, lo=-2, masses=np.array([0.2, 0.3, 0.1, 0.15, 0.05]), inf=0.2)
+    c = pld.PldPair(d).curve()
+    assert c.symmetric and c.inf_r == 0.0 and c.inf_f == 0.2
+    assert c.fwd(np.array([0.4]))[0] == pytest.approx(d.delta(0.4), rel=1e-12)
+    with pytest.raises(ValueError, match="gaussian_delta: eps must be finite and >= 0"):
+        pld.gaussian_delta(-0.5, 1.0)

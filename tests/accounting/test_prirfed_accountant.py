@@ -191,6 +191,9 @@ def test_noise_constants_table_lead_3():
             assert r["sigma_paper"] < r["sigma_needed_exact"] <= r["sigma_needed"] * (1 + 1e-6)
     sgd = [r for r in rows if r["trainer"] == "dp_rsgd" and r["eps"] == 0.15 and r["delta"] == 1e-5 and r["K"] == 1]
     assert sgd[0]["eps_exact"] == pytest.approx(0.298, abs=1e-3)  # lead 3: "about 0.30"
+    for r in rows:  # the table's constant is defined from its own columns: o_needed = (sigma_needed / sigma_paper)^2
+        assert r["o_needed"] == pytest.approx((r["sigma_needed"] / r["sigma_paper"]) ** 2, rel=1e-14)
+        assert r["o_needed"] > 1.0  # the paper's sigma is too small in every setting (eps_true > eps above)
 
 
 def test_gaussian_exact_epsilon_matches_mpmath():

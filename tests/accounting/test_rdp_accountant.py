@@ -12,6 +12,7 @@ from scipy.stats import norm
 from prirfed.reference.accounting import mp as mpx
 from prirfed.reference.accounting import rdp
 from prirfed.reference.accounting.events import (
+    REPLACE_ONE,
     ADD_REMOVE,
     Activation,
     Composed,
@@ -479,3 +480,83 @@ def test_lemma_3_refuses_an_order_beyond_its_range_even_when_the_range_underflow
     order must be refused, not bounded."""
     with pytest.raises(ValueError, match="lemma_3_moments_bound: needs lambda <= -inf"):
         rdp.lemma_3_moments_bound(1e300, 1.0, 2, 1, 1e100)
+
+
+def test_worst_case_of_one_event_has_its_relation_and_chi_moments_are_read_only():
+    """WorstCase(events) takes the relation its events share; with a single event, that event's.
+    gaussian_chi_moments returns a read-only array (documented: it is the lru_cache's own array,
+    so a caller writing into it would change every later bound at that shift)."""
+    from prirfed.reference.accounting.events import WorstCase
+
+    for rel in (ADD_REMOVE, REPLACE_ONE):
+        assert WorstCase((Gaussian(1.0, rel),)).relation == rel
+    B = rdp.gaussian_chi_moments(0.7, 6)
+    with pytest.raises(ValueError):
+        B[2] = 0.0
+
+
+def test_rdp_takes_the_triangle_bound_when_it_is_the_smaller_even_for_a_small_per_sample_shift():
+    """The DP-RSVRG step (shift c = 0.05 common, per-sample d = 0.5 < 1, p = 0.1): at orders 8 and 16
+    the weak-triangle bound is below the paired mixture bound, and the accountant's RDP is that
+    minimum (dp_rsvrg_event's documented choice) for any positive per-sample shift."""
+    a = np.array([8.0, 16.0])
+    c, d, p = 0.05, 0.5, 0.1
+    tri = rdp.mixture_triangle_rdp(a, c, d, p)
+    mix = rdp.mixture_of_gaussians_rdp(a, c, c + d, p)
+    assert np.all(tri < mix)
+    got = rdp.RdpAccountant(orders=a).rdp(MixtureOfGaussians(c, c + d, p, shift_sample=d))
+    np.testing.assert_array_equal(got, tri)
+
+
+def test_check_positive_refuses_zero_and_below():
+    """events.check_positive: finite and > 0; 0 and -1 are refused with the rule and the value."""
+    from prirfed.reference.accounting.events import check_positive
+
+    assert check_positive("f", "x", 2) == 2.0
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="f: x must be finite and > 0"):
+            check_positive("f", "x", bad)
+
+
+@pytest.mark.parametrize("alpha,q,z", [(2.5, 0.1, 0.8), (3.7, 0.05, 2.5), (1.5, 0.3, 1.3), (6.25, 0.02, 0.6)])
+def test_poisson_gaussian_log_a_at_fractional_orders_and_noise_away_from_one(alpha, q, z):
+    """The fractional-order series (Mironov, Talwar, Zhang 2019, Section 3.3) against the 50-digit
+    quadrature of the definition, at noise multipliers other than 1 (at z = 1 a misplaced z in the
+    exponent (i^2 - i) / (2 z^2) cannot show) and at orders between the integers."""
+    got = rdp.poisson_gaussian_log_a(alpha, q, z)
+    want = float(mpx.poisson_gaussian_log_a_quad(alpha, q, z))
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-17)
+
+
+def test_sampled_without_replacement_stores_python_ints_and_poisson_log_a_refuses_orders_up_to_1():
+    """SampledWithoutReplacement keeps n and m as Python ints whatever integral type came in (numpy
+    integers, 10.0), so events compare and hash alike however they were built. The Poisson
+    subsampled Gaussian's log A_alpha is defined for alpha > 1: alpha = 1 and 0.5 are refused."""
+    from prirfed.reference.accounting.events import SampledWithoutReplacement
+
+    for n, m in ((np.int64(10), np.int64(5)), (10.0, 5.0)):
+        e = SampledWithoutReplacement(n, m, Gaussian(1.0))
+        assert type(e.n) is int and type(e.m) is int
+        assert e == SampledWithoutReplacement(10, 5, Gaussian(1.0))
+    for alpha in (1.0, 0.5):
+        with pytest.raises(ValueError, match="poisson_gaussian_log_a: alpha must be finite and > 1"):
+            rdp.poisson_gaussian_log_a(alpha, 0.1, 1.0)
+
+
+def test_lemma_3_takes_sigma_between_its_floor_and_any_larger_constant():
+    """Lemma 3 needs sigma^2 >= 4 L0^2 / b^2: with L0 = 1, b = 10 the floor is 0.04; sigma = 0.21
+    (sigma^2 = 0.0441, under 5 L0^2 / b^2 = 0.05) is taken and gives 15 (lambda + 1) L0^2 / (n^2
+    sigma^2) = 15 * 1.2 / (1e10 * 0.0441) at lambda = 0.2 (inside its range, lambda <= 0.2286 here),
+    n = 1e5; sigma = 0.19 is refused."""
+    got = rdp.lemma_3_moments_bound(0.2, 1.0, 10**5, 10, 0.21)
+    assert got == pytest.approx(18.0 / (1e10 * 0.21**2), rel=1e-14)
+    with pytest.raises(ValueError, match="needs sigma\\^2 >= 4 L0\\^2 / b\\^2"):
+        rdp.lemma_3_moments_bound(0.2, 1.0, 10**5, 10, 0.19)
+
+
+def test_poisson_sampled_refuses_an_inner_that_is_not_an_event():
+    """PoissonSampled(q, inner) needs an Event inside: a number or a string is refused with a
+    ValueError naming the type, not an AttributeError from deeper in."""
+    for bad in (1.0, "gaussian"):
+        with pytest.raises(ValueError, match="PoissonSampled: inner must be an Event"):
+            PoissonSampled(0.1, bad)

@@ -80,3 +80,11 @@ def test_worst_case_event_refuses_empty_and_mixed():
         WorstCase((Gaussian(1.0), 3))
     assert EpsilonDelta(1.0, 0.0) == EpsilonDelta(1.0, 0.0)
     assert math.isfinite(RdpAccountant().compose(WorstCase((Gaussian(1.0), Gaussian(2.0)))).get_epsilon(1e-5))
+
+
+def test_dp_rgd_run_event_refuses_a_zero_sensitivity_radius():
+    """min(tau, lipschitz) = 0 would make the noise multiplier sigma b / (2 * 0) infinite: refused."""
+    from prirfed.reference.trainers.privacy import dp_rgd_run_event
+
+    with pytest.raises(ValueError, match="the sensitivity radius min\\(tau, lipschitz\\) must be > 0"):
+        dp_rgd_run_event(n=10, b=10, T=1, sigma=1.0, sensitivity_radius=0.0)
