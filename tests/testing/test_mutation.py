@@ -181,22 +181,19 @@ def test_a_tolerated_survivor_is_run_counted_as_survived_and_its_reason_printed(
     assert key in [m.key for m in M.mutants_of("toy/mod.py", tmp_path)]
     (tmp_path / "eq.toml").write_text(f'[[tolerated]]\nkey = "{key}"\nreason = "a toy reason"\n')
     out = tmp_path / "rep"
-    proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
-                           "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
-                           "--timeout", "300", "--match", "'1' -> '(2)'", "--out", str(out)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    assert "total score: 0.0% of 1 non-equivalent mutants" in proc.stdout
-    report = (out / "report.md").read_text()
-    assert "(survived; tolerated: a toy reason)" in report
+
+    def run_and_read_report(limit):
+        proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
+                               "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
+                               "--timeout", str(limit), "--match", "'1' -> '(2)'", "--out", str(out)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert "total score: 0.0% of 1 non-equivalent mutants" in proc.stdout
+        return (out / "report.md").read_text()
+
+    assert "(survived; tolerated: a toy reason)" in run_and_read_report(300)
 
     # a tolerated mutant that runs out of time is not a kill either: the test hangs on the mutant
     (tmp_path / "test_toy.py").write_text("import time\nfrom toy.mod import f\n\n\ndef test_f():\n"
                                           "    if f(1) != 2:\n        time.sleep(600)\n")
-    proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
-                           "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
-                           "--timeout", "20", "--match", "'1' -> '(2)'", "--out", str(out)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    assert "total score: 0.0% of 1 non-equivalent mutants" in proc.stdout
-    assert "(survived; tolerated: a toy reason (timed out at 20 s))" in (out / "report.md").read_text()
+    assert "(survived; tolerated: a toy reason (timed out at 20 s))" in run_and_read_report(20)
