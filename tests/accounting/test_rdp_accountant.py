@@ -550,7 +550,8 @@ def test_lemma_3_takes_sigma_between_its_floor_and_any_larger_constant():
     n = 1e5; sigma = 0.19 is refused."""
     got = rdp.lemma_3_moments_bound(0.2, 1.0, 10**5, 10, 0.21)
     assert got == pytest.approx(18.0 / (1e10 * 0.21**2), rel=1e-14)
-    with pytest.raises(ValueError, match="needs sigma\\^2 >= 4 L0\\^2 / b\\^2"):
+    # the message gives both sides: sigma^2 = 0.19^2 = 0.0361 and the floor 4 L0^2 / b^2 = 0.04
+    with pytest.raises(ValueError, match="needs sigma\\^2 >= 4 L0\\^2 / b\\^2 \\(sigma\\^2 = 0.0361 < 0.04\\)"):
         rdp.lemma_3_moments_bound(0.2, 1.0, 10**5, 10, 0.19)
 
 
