@@ -88,24 +88,16 @@ def test_check_int_refuses_magnitudes_beyond_2_to_the_62(value):
 
 
 def test_check_real_with_allow_zero_takes_zero_and_fractions():
-    """allow_zero: 0 and any positive fraction are accepted, a negative number is refused."""
-    from prirfed.reference.checks import check_real
-
-    assert check_real("g", "L", 0.0, allow_zero=True) == 0.0 and check_real("g", "L", 0.5, allow_zero=True) == 0.5
-    with pytest.raises(ValueError, match=r"^g: L must be finite and >= 0 \(got L = -0\.5\)$"):
-        check_real("g", "L", -0.5, allow_zero=True)
-
-
-def test_check_real_allow_zero_takes_every_non_negative_real_and_nothing_below():
-    """allow_zero=True: 0, 0.5 (between 0 and 1) and 3 are returned as floats; -1e-300 is refused.
-    Without it 0 is refused and 0.5 taken."""
+    """allow_zero: 0, a positive fraction and 3 are accepted as floats, a negative number (down to
+    -1e-300) is refused; without it 0 is refused and 0.5 taken."""
     from prirfed.reference.checks import check_real
 
     for v in (0, 0.5, 3):
-        assert check_real("f", "x", v, allow_zero=True) == float(v)
-    assert check_real("f", "x", 0.5) == 0.5
-    with pytest.raises(ValueError, match="f: "):
-        check_real("f", "x", -1e-300, allow_zero=True)
-    with pytest.raises(ValueError, match="f: "):
-        check_real("f", "x", 0.0)
-
+        assert check_real("g", "L", v, allow_zero=True) == float(v)
+    assert check_real("g", "L", 0.5) == 0.5
+    with pytest.raises(ValueError, match=r"^g: L must be finite and >= 0 \(got L = -0\.5\)$"):
+        check_real("g", "L", -0.5, allow_zero=True)
+    with pytest.raises(ValueError, match=r"^g: L must be finite and >= 0"):
+        check_real("g", "L", -1e-300, allow_zero=True)
+    with pytest.raises(ValueError, match=r"^g: L must be finite and > 0 \(got L = 0\.0\)$"):
+        check_real("g", "L", 0.0)
