@@ -659,6 +659,9 @@ def main(argv=None) -> int:
     ap.add_argument("--config", default=str(CONFIG), help="the area mapping (default: the checked-in one)")
     ap.add_argument("--equivalents", default=str(EQUIVALENTS),
                     help="the equivalent and tolerated mutants (default: the checked-in mutation_equivalents.toml)")
+    ap.add_argument("--survivors-of", action="append", default=[], metavar="PROGRESS",
+                    help="only the mutants that survived (or were not imported) in this earlier run's "
+                         "progress.jsonl (repeatable): re-runs a sample's survivors against today's tests")
     ap.add_argument("--interleave", action="store_true",
                     help="run the areas' mutants round robin, so a run stopped early (Ctrl-C, SIGTERM) has "
                          "sampled every area alike; the report then covers the mutants run so far")
@@ -672,6 +675,14 @@ def main(argv=None) -> int:
     pairs = collect(root, config, args.paths, args.sample, args.seed, args.per_area, args.interleave)
     if args.match:
         pairs = [(a, m) for a, m in pairs if any(t in m.describe() for t in args.match)]
+    if args.survivors_of:
+        keep = set()
+        for f in args.survivors_of:
+            for line in Path(f).read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line) if line.strip() else {}
+                if rec.get("outcome") in ("survived", "not-imported", "no-tests"):
+                    keep.add(rec["key"])
+        pairs = [(a, m) for a, m in pairs if m.key in keep]
     if args.list:
         for area, m in pairs:
             print(f"{area['name']:<24} {m.describe()}")

@@ -1,6 +1,7 @@
 """The mutation harness itself (prirfed.testing.mutation): which mutants it makes, that a mutant
 is run from a temporary copy (never the working tree) and is killed or survives as it should."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,31 @@ def test_a_tolerated_survivor_is_run_counted_as_survived_and_its_reason_printed(
     (tmp_path / "test_toy.py").write_text("import time\nfrom toy.mod import f\n\n\ndef test_f():\n"
                                           "    if f(1) != 2:\n        time.sleep(600)\n")
     assert "(survived; tolerated: a toy reason (timed out at 20 s))" in run_and_read_report(20)
+
+
+def test_survivors_of_an_earlier_run_are_run_again_and_nothing_else(tmp_path):
+    """--survivors-of PROGRESS re-runs exactly the mutants that survived in that run (the triage
+    step of RESULTS.md). Toy: f(x) = 2 * x + 1 tested only by f(0) == 1, so mutants of the '2'
+    survive and mutants of the '+ 1' are killed; the second run holds the survivors only."""
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "__init__.py").write_text("")
+    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    return 2 * x + 1\n")
+    (tmp_path / "test_toy.py").write_text("from toy.mod import f\n\n\ndef test_f():\n    assert f(0) == 1\n")
+    (tmp_path / "cfg.toml").write_text('[[area]]\nname = "toy"\nmodules = ["toy/mod.py"]\n'
+                                       'tests = ["test_toy.py"]\ntarget = 0.9\n')
+    (tmp_path / "eq.toml").write_text("")
+
+    def run(*extra):
+        out = tmp_path / f"rep{len(extra)}"
+        proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
+                               "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
+                               "--timeout", "300", "--out", str(out), *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        return [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+
+    first = run()
+    survivors = {r["key"] for r in first if r["outcome"] == "survived"}
+    assert survivors and len(survivors) < len(first)
+    second = run("--survivors-of", str(tmp_path / "rep0" / "progress.jsonl"))
+    assert {r["key"] for r in second} == survivors
