@@ -667,6 +667,11 @@ def main(argv=None) -> int:
                          "sampled every area alike; the report then covers the mutants run so far")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
+    for name, files in (("--config", [args.config]), ("--equivalents", [args.equivalents]),
+                        ("--survivors-of", args.survivors_of)):
+        for f in files:
+            if not Path(f).is_file():
+                ap.error(f"{name}: no such file: {f}")
     config = load_config(Path(args.config))
     if args.area:
         config = dict(config, area=[a for a in config["area"] if a["name"] in args.area])
@@ -678,8 +683,11 @@ def main(argv=None) -> int:
     if args.survivors_of:
         keep = set()
         for f in args.survivors_of:
-            for line in Path(f).read_text(encoding="utf-8").splitlines():
-                rec = json.loads(line) if line.strip() else {}
+            for n, line in enumerate(Path(f).read_text(encoding="utf-8").splitlines(), 1):
+                try:
+                    rec = json.loads(line) if line.strip() else {}
+                except json.JSONDecodeError:
+                    ap.error(f"--survivors-of: {f} line {n} is not a progress.jsonl record")
                 if rec.get("outcome") in ("survived", "not-imported", "no-tests"):
                     keep.add(rec["key"])
         pairs = [(a, m) for a, m in pairs if m.key in keep]

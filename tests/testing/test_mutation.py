@@ -226,3 +226,13 @@ def test_survivors_of_an_earlier_run_are_run_again_and_nothing_else(tmp_path):
     assert survivors and len(survivors) < len(first)
     second = run("--survivors-of", str(tmp_path / "rep0" / "progress.jsonl"))
     assert {r["key"] for r in second} == survivors
+
+
+@pytest.mark.parametrize("option", ["--survivors-of", "--equivalents", "--config"])
+def test_a_missing_file_is_a_one_line_refusal(option, tmp_path, capsys):
+    """A file option naming no file ends with argparse's exit code 2 and the option in the message,
+    not a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        M.main([option, str(tmp_path / "none.toml"), "--list"])
+    assert exc.value.code == 2
+    assert f"{option}: no such file" in capsys.readouterr().err
