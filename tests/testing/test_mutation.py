@@ -167,29 +167,43 @@ def test_a_stopped_run_writes_the_report_of_what_ran(tmp_path):
     assert not alive, "the running mutant's process was left running"
 
 
+def _toy_repo(tmp_path, source, test, equivalents=""):
+    """A one-module repository for the harness: toy/mod.py, its test file, an area mapping and an
+    equivalents file."""
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "__init__.py").write_text("")
+    (tmp_path / "toy" / "mod.py").write_text(source)
+    (tmp_path / "test_toy.py").write_text(test)
+    (tmp_path / "cfg.toml").write_text('[[area]]\nname = "toy"\nmodules = ["toy/mod.py"]\n'
+                                       'tests = ["test_toy.py"]\ntarget = 0.9\n')
+    (tmp_path / "eq.toml").write_text(equivalents)
+
+
+def _run_harness(tmp_path, out, *extra):
+    """The harness on the toy repository (exit code 0 expected); its stdout."""
+    proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
+                           "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
+                           "--out", str(out), *extra],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def test_a_tolerated_survivor_is_run_counted_as_survived_and_its_reason_printed(tmp_path):
     """[[tolerated]] in the equivalents file: unlike [[equivalent]] the mutant is run; when it
     survives it still counts against the score (here 0 killed of 1: 0%), and report.md prints the
     reason beside it. A toy module f(x) = x + 1 whose test checks only f(1) > 0, so its 'const'
     mutant 1 -> 2 survives."""
-    (tmp_path / "toy").mkdir()
-    (tmp_path / "toy" / "__init__.py").write_text("")
-    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    return x + 1\n")
-    (tmp_path / "test_toy.py").write_text("from toy.mod import f\n\n\ndef test_f():\n    assert f(1) > 0\n")
-    (tmp_path / "cfg.toml").write_text('[[area]]\nname = "toy"\nmodules = ["toy/mod.py"]\n'
-                                       'tests = ["test_toy.py"]\ntarget = 0.9\n')
     key = "toy/mod.py::f::const::1 => (2)"
+    _toy_repo(tmp_path, "def f(x):\n    return x + 1\n",
+              "from toy.mod import f\n\n\ndef test_f():\n    assert f(1) > 0\n",
+              f'[[tolerated]]\nkey = "{key}"\nreason = "a toy reason"\n')
     assert key in [m.key for m in M.mutants_of("toy/mod.py", tmp_path)]
-    (tmp_path / "eq.toml").write_text(f'[[tolerated]]\nkey = "{key}"\nreason = "a toy reason"\n')
     out = tmp_path / "rep"
 
     def run_and_read_report(limit):
-        proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
-                               "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
-                               "--timeout", str(limit), "--match", "'1' -> '(2)'", "--out", str(out)],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr
-        assert "total score: 0.0% of 1 non-equivalent mutants" in proc.stdout
+        stdout = _run_harness(tmp_path, out, "--timeout", str(limit), "--match", "'1' -> '(2)'")
+        assert "total score: 0.0% of 1 non-equivalent mutants" in stdout
         return (out / "report.md").read_text()
 
     assert "(survived; tolerated: a toy reason)" in run_and_read_report(300)
@@ -204,27 +218,17 @@ def test_survivors_of_an_earlier_run_are_run_again_and_nothing_else(tmp_path):
     """--survivors-of PROGRESS re-runs exactly the mutants that survived in that run (the triage
     step of RESULTS.md). Toy: f(x) = 2 * x + 1 tested only by f(0) == 1, so mutants of the '2'
     survive and mutants of the '+ 1' are killed; the second run holds the survivors only."""
-    (tmp_path / "toy").mkdir()
-    (tmp_path / "toy" / "__init__.py").write_text("")
-    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    return 2 * x + 1\n")
-    (tmp_path / "test_toy.py").write_text("from toy.mod import f\n\n\ndef test_f():\n    assert f(0) == 1\n")
-    (tmp_path / "cfg.toml").write_text('[[area]]\nname = "toy"\nmodules = ["toy/mod.py"]\n'
-                                       'tests = ["test_toy.py"]\ntarget = 0.9\n')
-    (tmp_path / "eq.toml").write_text("")
+    _toy_repo(tmp_path, "def f(x):\n    return 2 * x + 1\n",
+              "from toy.mod import f\n\n\ndef test_f():\n    assert f(0) == 1\n")
 
-    def run(*extra):
-        out = tmp_path / f"rep{len(extra)}"
-        proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
-                               "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
-                               "--timeout", "300", "--out", str(out), *extra],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr
+    def run(out, *extra):
+        _run_harness(tmp_path, out, "--timeout", "300", *extra)
         return [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
 
-    first = run()
+    first = run(tmp_path / "rep0")
     survivors = {r["key"] for r in first if r["outcome"] == "survived"}
     assert survivors and len(survivors) < len(first)
-    second = run("--survivors-of", str(tmp_path / "rep0" / "progress.jsonl"))
+    second = run(tmp_path / "rep1", "--survivors-of", str(tmp_path / "rep0" / "progress.jsonl"))
     assert {r["key"] for r in second} == survivors
 
 
