@@ -985,7 +985,10 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     a = half_mu - eps * sigma / sensitivity
     b = -half_mu - eps * sigma / sensitivity
     log_first = float(log_ndtr(a))
-    if log_first == -math.inf:  # Phi(a) itself underflows (a < -1e154): delta is 0 to double precision
+    first = math.exp(log_first)
+    if first == 0.0:  # Phi(a) rounds to 0 (a < -38.5): 0 <= delta <= Phi(a), so delta is 0 to double precision
+        # (checked before the exponent below: for eps / mu >= 2.6e9 that exponent loses all its digits
+        # while the answer is this 0; it used to be refused, and analytic_gaussian_sigma with it)
         return 0.0
     log_second = eps + float(log_ndtr(b))
     e = log_second - log_first  # <= 0 in exact arithmetic (delta >= 0)
@@ -993,7 +996,7 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
         raise ValueError(f"{where}: delta cannot be evaluated in float64 at eps={eps!r}, sigma={sigma!r}, "
                          f"sensitivity={sensitivity!r}: the privacy-loss exponent eps + log Phi(b) - log Phi(a), "
                          f"which is <= 0, loses all its digits (computed {e:.3e})")
-    return math.exp(log_first) * -math.expm1(e)
+    return first * -math.expm1(e)
 
 
 def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGMA_RTOL) -> float:

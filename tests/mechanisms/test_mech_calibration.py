@@ -188,3 +188,37 @@ def test_analytic_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent
         assert mp_delta(sigma) <= delta
         exact = mp.findroot(lambda s: mp_delta(s) - delta, mp.mpf(sigma))
         assert sigma >= exact * (1 - mp.mpf(1e-13)) and sigma <= exact * (1 + mp.mpf(1e-13))
+
+
+def test_gaussian_delta_is_zero_where_phi_a_underflows_and_large_eps_calibrates():
+    """eps / mu >= 2.6e9: Phi(a) = Phi(mu/2 - eps/mu) is below the smallest float64, and
+    0 <= delta <= Phi(a), so delta is 0 in float64; the exponent eps + log Phi(b) - log Phi(a) of
+    the evaluation loses all its digits there (log Phi(a) ~ -3.6e18), and it used to be refused,
+    which made analytic_gaussian_sigma refuse every eps >= 2.7e9 at Delta = 1 (its bracket starts at
+    sigma = Delta) although it is documented valid for every eps > 0. Independent truth: Balle and
+    Wang's delta at 50 digits (mpmath), for delta(eps; sigma) and for the calibrated sigma's
+    validity (<= delta up to the float64 evaluation, 1e-9) and minimality (sigma (1 - 1e-9) fails)."""
+    eps = 2673841615.839944  # refused before the fix ("computed 1.024e+03")
+    assert R.gaussian_delta(eps, 1.0, 1.0) == 0.0
+    assert 0 <= mp_delta(eps, 1.0, 1.0) < mp.mpf("1e-300")
+    for eps in (eps, 1e10, 1e12):
+        s = R.analytic_gaussian_sigma(eps, 1e-5, 1.0)
+        assert mp_delta(eps, s, 1.0) <= 1e-5 * (1 + 1e-9)
+        assert mp_delta(eps, s * (1 - 1e-9), 1.0) > 1e-5
+
+
+def test_gaussian_delta_refuses_an_exponent_that_lost_its_digits():
+    """mu = 1e15, eps = mu^2/2 + 9 mu: a = mu/2 - eps/mu = -9, so Phi(a) = 1.1e-19 is a float64, but
+    eps (5e29) and log Phi(b) (-5e29) cancel in the exponent, whose rounding error (u 5e29 = 6e13) is
+    far above 700: the refusal names the function and the arguments."""
+    with pytest.raises(ValueError, match=r"^gaussian_delta: delta cannot be evaluated in float64 at eps=5\.00000000000009e\+29, "
+                                         r"sigma=1e-15, sensitivity=1\.0: .* loses all its digits \(computed "):
+        R.gaussian_delta(5.00000000000009e+29, 1e-15, 1.0)
+
+
+def test_classical_sigma_refuses_a_sigma_beyond_float64():
+    """Delta sqrt(2 log(1.25/delta)) / eps at Delta = 1e300, eps = 1e-300, delta = 0.5 is
+    1e600 sqrt(2 log 2.5) = 1.35e600 (by hand), above the float64 range 1.8e308."""
+    with pytest.raises(ValueError, match=r"^gaussian_mechanism_sigma_classical: the calibrated sigma overflows float64 "
+                                         r"\(sensitivity=1e\+300, eps=1e-300, delta=0\.5\)$"):
+        R.gaussian_mechanism_sigma_classical(1e-300, 0.5, 1e300)
