@@ -87,6 +87,16 @@ def test_bad_vector_raises():
         R.clip(None, np.zeros(2), np.ones(2), 1.0)
 
 
+def test_a_vector_whose_norm_overflows_is_refused_and_one_just_below_is_clipped():
+    """||(1.5e308, 1.5e308)|| = 1.5e308 sqrt 2 = 2.12e308 exceeds the float64 maximum 1.797e308 (by
+    hand): tau / ||v|| cannot be formed, and the refusal names clip and the reason. Just below,
+    ||(1.2e308, 1.2e308)|| = 1.70e308 is clipped to tau (1, 1) / sqrt 2 (the definition)."""
+    with pytest.raises(ValueError, match=r"^clip: \|\|v\|\|_x overflows float64 \(the metric norm of v exceeds 1\.8e308\)"):
+        R.clip(Euclidean(2), np.zeros(2), np.array([1.5e308, 1.5e308]), 1.0)
+    c = R.clip(Euclidean(2), np.zeros(2), np.array([1.2e308, 1.2e308]), 2.0)
+    np.testing.assert_allclose(c, [math.sqrt(2.0), math.sqrt(2.0)], rtol=1e-15)
+
+
 @pytest.mark.parametrize("geom", ["Euclidean", "Stiefel", "SPD"])
 @pytest.mark.parametrize("tau, length", [(1e-170, 1e304), (1e-300, 5e15), (1e-300, 1e10)])
 def test_clip_with_a_subnormal_factor_keeps_length_tau_in_both_twins(geom, tau, length):

@@ -307,6 +307,40 @@ def test_bad_rng_manifold_point_tangent_size_raise():
         R.sample_tangent_gaussian_spd(M, x, 1.0, np.random.default_rng(0))
 
 
+def test_overflowing_differences_densities_and_draws_are_refused_with_the_function_named():
+    """Hand-computed overflows on R^2 (orthonormal basis e_1, e_2): xi - mu = 3e308 > 1.797e308;
+    ||xi|| / sigma = 1e200 / 1e-10 = 1e210, whose square 1e420 leaves float64 (the log-density
+    -5e419 is below -1.8e308); sigma z_k with sigma = 1.7e308 overflows when |z_k| > 1.797 / 1.7 =
+    1.057 (seed 3 draws z = (2.04, -2.56), read from the same generator); seed 1 draws z =
+    (0.346, 0.822), a finite noise, but the release 1.5e308 + 0.346 * 1.7e308 = 2.09e308 overflows."""
+    M, x = Euclidean(2), np.zeros(2)
+    with pytest.raises(ValueError, match=r"^tangent_gaussian_logpdf: xi - mu overflows float64$"):
+        R.tangent_gaussian_logpdf(M, x, np.array([1.5e308, 0.0]), 1.0, mu=np.array([-1.5e308, 0.0]))
+    with pytest.raises(ValueError, match=r"^tangent_gaussian_logpdf: the log-density is below the float64 range "
+                                         r"\(\|\|xi - mu\|\|_x / sigma = 1\.000e\+210\)$"):
+        R.tangent_gaussian_logpdf(M, x, np.array([1e200, 0.0]), 1e-10)
+    sigma = 1.7e308
+    assert np.max(np.abs(np.random.default_rng(3).standard_normal(2))) > np.finfo(float).max / sigma
+    with pytest.raises(ValueError, match=r"^sample_tangent_gaussian: the draw overflows float64 \(sigma = 1\.700e\+308 "):
+        R.sample_tangent_gaussian(M, x, sigma, np.random.default_rng(3))
+    z = np.random.default_rng(1).standard_normal(2)
+    assert np.max(np.abs(z)) < np.finfo(float).max / sigma and sigma * z[0] > np.finfo(float).max - 1.5e308
+    with pytest.raises(ValueError, match=r"^tangent_gaussian_mechanism: the draw overflows float64 \(sigma = 1\.700e\+308 "):
+        R.tangent_gaussian_mechanism(M, x, np.array([1.5e308, 0.0]), sigma, np.random.default_rng(1))
+
+
+def test_spd_symmetric_noise_fills_the_upper_triangle_row_by_row():
+    """The documented coordinates: z_k runs over (0,0), (0,1), (0,2), (1,1), (1,2), (2,2); diagonal
+    entries are z_k and off-diagonal ones z_k / sqrt 2 on both sides (the covariance test cannot see
+    the order, which any permutation of the basis keeps). A z of the wrong length is refused with
+    both lengths."""
+    r = 1.0 / math.sqrt(2.0)
+    want = np.array([[1.0, 2 * r, 3 * r], [2 * r, 4.0, 5 * r], [3 * r, 5 * r, 6.0]])
+    np.testing.assert_array_equal(R.spd_symmetric_noise([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3), want)
+    with pytest.raises(ValueError, match=r"^spd_symmetric_noise: z has shape \(5,\), expected \(3,\)$"):
+        R.spd_symmetric_noise(np.zeros(5), 2)
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if type(c.ref).__name__ != "Euclidean"], ids=lambda c: c.name)
 def test_off_manifold_point_and_non_tangent_vector_raise(case):
     """A point off the manifold, or a non-tangent mean/value, is refused with the function's name."""
