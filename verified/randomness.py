@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from prirfed.reference.randomness import ROLE_AGENT, ROLE_SERVER  # noqa: F401 - the same role numbers
 
 __all__ = ["STATE_SIZE", "mulhi", "philox_block", "new_stream", "open_stream", "raw", "uniform", "integers",
-           "normals_into", "normals", "standard_normal", "fisher_yates_into", "sample_without_replacement",
+           "normals_into", "normals", "standard_normal", "fisher_yates_into", "batch_into", "sample_without_replacement",
            "stream_words", "uniforms", "bounded_integers"]
 
 STATE_SIZE = 11
@@ -303,6 +303,29 @@ def fisher_yates_into(st, perm, n, k):
         tmp = perm[j]
         perm[j] = perm[r]
         perm[r] = tmp
+
+
+@njit(cache=True, inline="always")
+def batch_into(st, perm, n, b):
+    """perm[:b] = the batch of one gradient step (reference: trainers.base.batch_indices): range(n) in
+    order when b = n (no draw), else :func:`fisher_yates_into` (b draws); ``perm`` has length >= n.
+
+    Parameters
+    ----------
+    st : numpy.ndarray
+        Stream state, advanced in place (not read when ``b == n``).
+    perm : numpy.ndarray
+        ``int64`` buffer of length at least ``n``.
+    n : int
+        Population size.
+    b : int
+        Batch size, ``0 <= b <= n``.
+    """
+    if b == n:
+        for j in range(n):
+            perm[j] = j
+    else:
+        fisher_yates_into(st, perm, n, b)
 
 
 @njit(cache=True, inline="always")

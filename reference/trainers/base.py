@@ -10,7 +10,8 @@ Random draws (the contract with the verified twins): every trainer takes a
 (the policy: :mod:`prirfed.reference.randomness`). Subsets without replacement are drawn by
 :func:`sample_without_replacement` (a partial Fisher-Yates shuffle with one ``integers(k, n)`` per
 element), never by ``rng.choice``, so that the Numba twins, which run the same loop on the same
-streams, make the identical draws.
+streams, make the identical draws. A batch of a gradient step is :func:`batch_indices`: a full batch
+(b = n) is the whole index set in order and draws nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "error_to_optimum",
     "TrainResult",
     "sample_without_replacement",
+    "batch_indices",
     "per_agent",
     "round_settings",
     "record_schedule",
@@ -222,6 +224,46 @@ def sample_without_replacement(rng: np.random.Generator, n: int, k: int) -> np.n
         r = int(rng.integers(j, n))
         perm[j], perm[r] = perm[r], perm[j]
     return perm[:k].copy()
+
+
+def batch_indices(rng, n: int, b: int) -> np.ndarray:
+    """The batch B of one gradient step (Huang et al. (2024) Algorithm 2 line 3; Han et al. (2024)
+    Algorithm 1): b distinct indices of range(n), uniformly.
+
+    A full batch (b = n) is the set range(n) whatever the draw, so it is returned in order and reads
+    nothing from ``rng``; a smaller batch is :func:`sample_without_replacement` (b draws). The law of
+    the batch as a set is the same either way, and a trainer only sums over it, so the order matters
+    only for the rounding of the sum and for memory access (rows in order are read sequentially: a
+    full pass in a random order was 1.6x slower at d + 1 = 784 in the verified loop, and the b draws
+    of the shuffle cost 22% of a round at d + 1 = 25; benchmarks/RESULTS.md, issue 16). The verified
+    twin is :func:`prirfed.verified.randomness.batch_into`.
+
+    Helper, not a paper formula: a sampler.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or Stream
+        Source of the ``integers`` draws (not read when ``b == n``).
+    n : int
+        Population size.
+    b : int
+        Batch size, ``0 <= b <= n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``b`` distinct indices (``arange(n)`` when ``b == n``).
+
+    Raises
+    ------
+    ValueError
+        If not ``0 <= b <= n``.
+    """
+    if not (0 <= b <= n):
+        raise ValueError(f"batch_indices: need 0 <= b <= n (got b={b}, n={n})")
+    if b == n:
+        return np.arange(n)
+    return sample_without_replacement(rng, n, b)
 
 
 # ---------------------------------------------------------------------------- argument checks

@@ -30,7 +30,7 @@ from prirfed.reference.manifolds.sphere import Sphere
 from .aggregation import karcher_mean
 from prirfed.reference.randomness import agent_stream, run_key
 
-from .base import History, TrainResult, record_schedule, sample_without_replacement
+from .base import History, TrainResult, batch_indices, record_schedule
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event, output_perturbation_event
 from .rgd import pooled_index
@@ -96,7 +96,7 @@ def dp_pgd(problem, x0, eta, T, b, sigma, rng, *, tau=math.inf, record_every="au
     hist.record(problem, 0, w, keep_iterates)
     for t in range(T):
         stream = agent_stream(key, t, 0)
-        B = sample_without_replacement(stream, n, b)
+        B = batch_indices(stream, n, b)
         g = np.zeros(M.ambient_shape)
         for k in B:
             i, j = pooled_index(problem, int(k))

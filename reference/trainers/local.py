@@ -7,7 +7,8 @@ trainer reads ONE stream, agent i's stream of its round. Called with a ``numpy.r
 call) and reads agent i's stream of round 0; PriRFed passes the stream of (round t, agent i)
 itself. In that stream, in order:
 
-- DP-RSGD, per step k: the batch B_k (``sample_without_replacement``: b_i bounded integers), then,
+- DP-RSGD, per step k: the batch B_k (``batch_indices``: b_i bounded integers, none for a full
+  batch b_i = N_i), then,
   if sigma > 0, the tangent noise (:func:`tangent_noise`: one ``standard_normal`` call of
   ``closed_form_normals(M)`` values); after the loop, Option 2 draws one ``integers(0, K + 1)``.
 - DP-RSVRG, per inner step j: the index l_j (``integers(0, N_i)``), then the noise if
@@ -29,7 +30,7 @@ from prirfed.reference.manifolds.retracted import geometry
 
 from prirfed.reference.randomness import ROLE_AGENT, Stream, agent_stream, run_key
 
-from .base import check_nonnegative, check_tau, is_choice, sample_without_replacement
+from .base import batch_indices, check_nonnegative, check_tau, is_choice
 
 __all__ = ["clip_or_identity", "tangent_noise", "dp_rsgd_local", "dp_rsvrg_local", "rsvrg_local", "check_local_args",
            "check_option", "check_local_rng", "local_stream"]
@@ -295,7 +296,7 @@ def dp_rsgd_local(problem, i, x, K, b, sigma, tau, alpha, rng, option=1, maps="e
     rng = local_stream(where, rng, i)
     iterates = [xk]
     for _k in range(K):
-        B = sample_without_replacement(rng, N_i, b)
+        B = batch_indices(rng, N_i, b)
         mean = np.zeros(M.ambient_shape)
         for p in B:
             mean = mean + clip_or_identity(M, xk, problem.grad_sample(xk, i, int(p)), tau)

@@ -8,7 +8,7 @@ pooled mean (1/n) sum_g f_g is the global objective f of (2.1).
 
 Randomness (the policy in :mod:`prirfed.reference.randomness`): the run key is drawn once from the
 caller's Generator; step t of RSGD / DP-RGD reads the stream ``agent_stream(key, t, 0)`` (the pooled
-data are agent 0): the batch (``sample_without_replacement(stream, n, b)``) then, if sigma > 0, the
+data are agent 0): the batch (``batch_indices(stream, n, b)``: none drawn for a full batch b = n) then, if sigma > 0, the
 tangent noise (``tangent_noise``, the O(dim) closed form); Output 2 draws ``integers(0, T)`` from
 ``server_stream(key, T)`` at the end. RGD draws nothing.
 """
@@ -25,7 +25,7 @@ from prirfed.reference.manifolds.retracted import geometry
 from prirfed.reference.randomness import agent_stream, run_key, server_stream
 
 from .base import (History, TrainResult, check_flag, check_generator, check_nonnegative, check_tau, is_choice, record_schedule,
-                   sample_without_replacement)
+                   batch_indices)
 from .local import clip_or_identity, tangent_noise
 from .prirfed import step_sizes
 from .privacy import dp_rgd_run_event
@@ -370,7 +370,7 @@ def dp_rgd(problem, x0, alpha, T, b, sigma, rng, *, output=1, tau=math.inf, lips
     wbar = None
     for t in range(T):
         stream = agent_stream(key, t, 0)
-        B = sample_without_replacement(stream, n, b)
+        B = batch_indices(stream, n, b)
         mean = np.zeros(M.ambient_shape)
         for g in B:
             i, j = pooled_index(problem, int(g))

@@ -151,6 +151,25 @@ def test_sample_without_replacement_on_streams_equals_reference(seed, n, data):
     assert sorted(set(a.tolist())) == sorted(a.tolist()) and all(0 <= v < n for v in a)
 
 
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), data=st.data())
+def test_batch_into_on_streams_equals_reference_batch_indices(seed, n, data):
+    """The batch of a gradient step, both twins: the same indices and the same stream position after
+    (the next word agrees), for every b including the full batch b = n that reads no word."""
+    from prirfed.reference.randomness import Stream
+    from prirfed.reference.trainers.base import batch_indices
+    from prirfed.verified import randomness as vr
+
+    b = data.draw(st.sampled_from([n, data.draw(st.integers(0, n))]))
+    key = np.random.default_rng(seed).integers(0, 2**64, size=2, dtype=np.uint64)
+    ref_stream = Stream(key, 0, seed % 7, 2)
+    want = batch_indices(ref_stream, n, b)
+    ver_stream = vr.open_stream(key, 0, seed % 7, 2)
+    perm = np.empty(n, dtype=np.int64)
+    vr.batch_into(ver_stream, perm, n, b)
+    np.testing.assert_array_equal(perm[:b], want)
+    assert vr.integers(ver_stream, 0, 2**62) == ref_stream.integers(0, 2**62)
+
+
 def test_same_output_for_one_and_two_threads():
     """The agents of a round run in parallel (prange); each reads its own stream and writes its own
     row, so the run is bit-identical for 1 and 2 threads."""

@@ -5,8 +5,8 @@ Mirrors ``reference/trainers/local.py``: same signatures, defaults, validation a
 same random draws (the contract in that module's docstring; the policy in
 :mod:`prirfed.reference.randomness`): one stream per (round t, agent i), in it, in order,
 
-- DP-RSGD, per step k: the batch (``b_i`` bounded integers ``integers(j, N_i)``, partial
-  Fisher-Yates), then if sigma_i > 0 the tangent noise (the O(dim) closed form of the geometry,
+- DP-RSGD, per step k: the batch (``batch_into``: ``b_i`` bounded integers ``integers(j, N_i)``,
+  partial Fisher-Yates; none for a full batch, which is the rows in order), then if sigma_i > 0 the tangent noise (the O(dim) closed form of the geometry,
   :func:`prirfed.verified.trainers.geometry.noise_into`); Option 2: one ``integers(0, K + 1)``.
 - DP-RSVRG, per inner step: ``integers(0, N_i)``, then the noise if sigma_i > 0; Option 2: one
   ``integers(0, K * m)``.
@@ -34,7 +34,7 @@ from prirfed.reference.manifolds.retracted import geometry as reference_geometry
 from prirfed.reference.randomness import ROLE_AGENT, Stream, run_key
 from prirfed.reference.trainers.local import check_local_args, check_local_rng, check_option
 from prirfed.verified.kernels import all_finite_kernel
-from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
+from prirfed.verified.randomness import batch_into, integers, open_stream
 
 from .arrays import problem_arrays
 from .codes import LOCAL_DP_RSGD, LOCAL_DP_RSVRG
@@ -99,7 +99,7 @@ def dp_rsgd_agent(dims, Z, C, off, N_i, x, K, b, sigma, tau, alpha, st, option):
     work = np.empty(D)
     eps = np.empty(D)
     for k in range(K):
-        fisher_yates_into(st, perm, N_i, b)
+        batch_into(st, perm, N_i, b)
         noisy_clipped_mean_into(dims, xk, Z, C, perm, off, b, tau, sigma, st, mean, work, eps)
         xk = exp(dims, xk, -alpha * mean)
         if not all_finite_kernel(xk):

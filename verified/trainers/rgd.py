@@ -3,8 +3,9 @@
 Mirrors ``reference/trainers/rgd.py``: same signatures, defaults, validation messages' content,
 history, event and the SAME RANDOM DRAWS (the contract in the reference module docstring; the
 policy in :mod:`prirfed.reference.randomness`): the run key from the caller's Generator (one draw);
-DP-RGD step t reads the stream of (agent 0, round t): the batch B_t (``b`` bounded integers, partial
-Fisher-Yates over the pooled samples, agent by agent in concatenation order), then, if sigma > 0,
+DP-RGD step t reads the stream of (agent 0, round t): the batch B_t (``batch_into``: ``b`` bounded
+integers, partial Fisher-Yates over the pooled samples, agent by agent in concatenation order; none for
+a full batch b = n, which is the samples in that order), then, if sigma > 0,
 the tangent noise (the O(dim) closed form); Output 2 draws one ``integers(0, T)`` from the
 server's stream of round T. RGD draws nothing.
 
@@ -36,7 +37,7 @@ from prirfed.reference.trainers.base import TrainResult, check_generator
 from prirfed.reference.trainers.privacy import dp_rgd_run_event
 from prirfed.reference.trainers.rgd import dp_rgd_settings, rgd_settings
 from prirfed.verified.kernels import all_finite_kernel
-from prirfed.verified.randomness import fisher_yates_into, integers, open_stream
+from prirfed.verified.randomness import batch_into, integers, open_stream
 
 from .arrays import flat_start, fused_settings_only, history_of, history_optimum, problem_arrays
 from .geometry import exp, full_grad, log, noisy_clipped_mean_into, norm
@@ -208,7 +209,7 @@ def dp_rgd_loop(dims, Z, C, offsets, sizes, A, ps, xstar, x0, T, alphas, key, b,
         if output == 2:
             its[t] = w
         st = open_stream(key, ROLE_AGENT, t, 0)
-        fisher_yates_into(st, perm, n_samples, b)
+        batch_into(st, perm, n_samples, b)
         noisy_clipped_mean_into(dims, w, Z, C, perm, 0, b, tau, sigma, st, mean, work, eps)
         w = exp(dims, w, -alphas[t] * mean)
         if not all_finite_kernel(w):
