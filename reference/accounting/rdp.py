@@ -266,7 +266,10 @@ def wbk19_theorem9_log_a(alphas, q: float, eps_int: np.ndarray, eps_inf: float =
         with np.errstate(divide="ignore"):
             log_min_j = np.minimum(math.log(2.0), j * math.log(math.expm1(eps_inf)))
     e2 = float(eps_int[2])
-    log_t2 = min(math.log(4.0) + e2 + math.log(-math.expm1(-e2)), e2 + float(log_min_j[2]))
+    # log of 4 (e^{eps(2)} - 1); at eps(2) = 0 that term is 0 (log -inf): math.log(0) raised a bare
+    # "math domain error" for every inner event with no privacy loss at order 2
+    log_4 = math.log(4.0) + e2 + math.log(-math.expm1(-e2)) if e2 != 0.0 else -math.inf
+    log_t2 = min(log_4, e2 + float(log_min_j[2]))
     row = j * math.log(q) + (j - 1) * eps_int + log_min_j
     row[2] = 2 * math.log(q) + log_t2
     return _log_a_from_terms(al, row)

@@ -561,3 +561,60 @@ def test_poisson_sampled_refuses_an_inner_that_is_not_an_event():
     for bad in (1.0, "gaussian"):
         with pytest.raises(ValueError, match="PoissonSampled: inner must be an Event"):
             PoissonSampled(0.1, bad)
+
+
+# ---------------------------------------------------------------- refusals at their boundaries
+@pytest.mark.parametrize("make,match", [
+    (lambda: rdp.gaussian_rdp("abc", 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got 'abc'\)$"),
+    (lambda: rdp.gaussian_rdp(["x"], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got \['x'\]\)$"),
+    (lambda: rdp.gaussian_rdp([], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(0,\)\)$"),
+    (lambda: rdp.gaussian_rdp([[2.0, 3.0]], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(1, 2\)\)$"),
+    (lambda: rdp.wbk19_gaussian_log_a([2, 2.5], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[2, 2\.5\]\)$"),
+    (lambda: rdp.wbk19_gaussian_log_a([1], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[1\]\)$"),
+    (lambda: rdp.wbk19_gaussian_log_a([2, 257], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders above 256 are not evaluated \(got 257\)$"),
+    (lambda: rdp.wbk19_theorem9_log_a([2, 4], 0.1, np.zeros(4)),
+     r"^wbk19_theorem9_log_a: eps_int must have length >= 5 \(got shape \(4,\)\)$"),
+    (lambda: rdp.activation_rdp([2.0, 3.0], 0.5, [0.1]), r"^activation_rdp: inner_rdp has shape \(1,\), orders \(2,\)$"),
+    (lambda: rdp.mixture_of_gaussians_rdp([2.0], -0.5, 1.0, 0.1),
+     r"^mixture_of_gaussians_rdp: shifts must be finite and >= 0 \(got -0\.5, 1\.0\)$"),
+    (lambda: rdp.mixture_of_gaussians_rdp([2.0], 0.5, -1.0, 0.1),
+     r"^mixture_of_gaussians_rdp: shifts must be finite and >= 0 \(got 0\.5, -1\.0\)$"),
+    (lambda: rdp.mixture_triangle_rdp([2.0], -0.5, 1.0, 0.1),
+     r"^mixture_triangle_rdp: need shift_common >= 0 and shift_sample > 0 \(got -0\.5, 1\.0\)$"),
+    (lambda: rdp.mixture_triangle_rdp([2.0], 0.5, 0.0, 0.1),
+     r"^mixture_triangle_rdp: need shift_common >= 0 and shift_sample > 0 \(got 0\.5, 0\.0\)$"),
+    (lambda: rdp.effective_gaussian(Gaussian(2.0**-511)), r"^effective_gaussian: noise multiplier z = 1\.49e-154 is below 2\^-511"),
+    (lambda: rdp.RdpAccountant(relation="user_level"), r"^RdpAccountant: unknown relation 'user_level' \(use "),
+    (lambda: rdp.RdpAccountant().compose(Gaussian(1.0)).get_epsilon(1e-5, "exact"),
+     r"^RdpAccountant.get_epsilon: method must be 'improved' or 'classical' \(got 'exact'\)$"),
+])
+def test_rdp_refusals_name_the_function_and_the_value(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_rdp_argument_checks_accept_their_boundary_values():
+    """The values just inside each refusal above give the closed form: order 256 and eps_int of
+    length max order + 1 are accepted; shifts of 0 are allowed (a mixture of two zero-shift
+    Gaussians has RDP 0; the triangle bound with c = 0 stays finite); z = 2^-510 is accepted and is
+    its own effective multiplier (one Gaussian). Gaussian RDP at order 3, z = 2: 3 / (2 * 4) = 0.375."""
+    assert rdp.wbk19_gaussian_log_a([2, 256], 0.1, 1.0).shape == (2,)
+    assert np.all(np.isfinite(rdp.wbk19_theorem9_log_a([2, 4], 0.1, np.zeros(5))))
+    assert np.array_equal(rdp.mixture_of_gaussians_rdp([2.0, 5.0], 0.0, 0.0, 0.3), [0.0, 0.0])
+    assert np.all(np.isfinite(rdp.mixture_triangle_rdp([2.0], 0.0, 1.0, 0.1)))
+    assert rdp.effective_gaussian(Gaussian(2.0**-510)) == 2.0**-510
+    assert rdp.RdpAccountant(relation=ADD_REMOVE).relation == ADD_REMOVE
+    assert rdp.gaussian_rdp([3.0], 2.0)[0] == 0.375
+
+
+def test_theorem_9_with_an_inner_mechanism_without_loss_at_order_2():
+    """eps(2) = 0 (inner RDP 0 at every order, eps(inf) = inf): the q^2 term's min{4 (e^0 - 1), 2 e^0}
+    is 0 and every j >= 3 term is 2 q^j C(alpha, j), so by hand at q = 0.1
+    A(3) = 1 + 2 * 0.001 = 1.002 and A(4) = 1 + 2 (4 * 0.001 + 0.0001) = 1.0082. It raised a bare
+    "math domain error" (log 0), and with it the RDP accountant on every subsampled event whose
+    inner bound is 0 at order 2 (two zero shifts, or an eps0 that underflows at order 2); a
+    perfectly private inner mechanism stays perfectly private (eps = 0 is attained by the bound)."""
+    got = rdp.wbk19_theorem9_log_a([3, 4], 0.1, np.zeros(5))
+    np.testing.assert_allclose(got, [math.log1p(0.002), math.log1p(0.0082)], rtol=1e-14)
+    for inner in (MixtureOfGaussians(0.0, 0.0, 0.5), EpsilonDelta(1e-300, 0.0)):
+        assert eps_of(SampledWithoutReplacement(100, 10, inner), 1e-5) == 0.0
