@@ -164,3 +164,28 @@ def test_composed_of_one_event_has_that_events_relation():
     assert ev.Composed([ev.Gaussian(1.0, relation=ev.ADD_REMOVE)]).relation == ev.ADD_REMOVE
     assert ev.Composed([]).relation == ev.REPLACE_ONE
 
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: ev.WorstCase(()), r"^WorstCase: needs at least one event$"),
+    (lambda: ev.WorstCase((ev.Gaussian(1.0), ev.Gaussian(1.0, ev.ADD_REMOVE))),
+     r"^WorstCase: events mix neighbouring relations \['add_remove', 'replace_one'\]$"),
+    (lambda: ev.Activation(0.5, "Gaussian(1)"), r"^Activation: inner must be an Event \(got str\)$"),
+    (lambda: ev.MixtureOfGaussians(0.1, 1.0, 0.5, shift_sample=-0.25), r"^MixtureOfGaussians: shift_sample must be >= 0 \(got -0\.25\)$"),
+    (lambda: ev.MixtureOfGaussians(0.1, -1.0, 0.5), r"^MixtureOfGaussians: shifts must be >= 0 \(got shift_common = 0\.1, shift_rare = -1\.0\)$"),
+    (lambda: ev.check_real("f", "x", math.inf), r"^f: x must be finite \(got x = inf\)$"),
+    (lambda: ev.check_positive("f", "x", -2.5), r"^f: x must be finite and > 0 \(got x = -2\.5\)$"),
+    (lambda: ev.check_positive("f", "x", 0.0), r"^f: x must be finite and > 0 \(got x = 0\)$"),
+])
+def test_event_refusals_name_the_event_the_parameter_and_the_value(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_event_checks_accept_their_boundary_values():
+    """Zero shifts and a zero per-sample shift are allowed (>= 0); the smallest positive float is
+    > 0; one event makes a WorstCase of that event's relation."""
+    m = ev.MixtureOfGaussians(0.0, 0.0, 1.0, shift_sample=0.0)
+    assert (m.shift_common, m.shift_rare, m.p_rare, m.shift_sample) == (0.0, 0.0, 1.0, 0.0)
+    assert ev.check_positive("f", "x", 5e-324) == 5e-324
+    assert ev.WorstCase((ev.Gaussian(1.0, ev.ADD_REMOVE),)).relation == ev.ADD_REMOVE

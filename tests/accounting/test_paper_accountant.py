@@ -5,6 +5,7 @@ printed precision (three significant digits, i.e. half a unit in the last printe
 """
 
 import math
+import mpmath as mp
 
 import pytest
 
@@ -92,6 +93,26 @@ def test_closed_forms():
     for args in [(0.3, 1e-5, 0.2), (2.0, 1e-3, 0.01)]:
         assert subsampling_lemma_4_1(*args)[0] == pytest.approx(float(mpx.subsampling_lemma_4_1(*args)[0]), rel=1e-14)
     assert advanced_composition(0.1, 1e-6, 10, 1e-5)[0] == pytest.approx(float(mpx.advanced_composition(0.1, 10, 1e-5)), rel=1e-14)
+
+
+def test_group_privacy_and_pre_processing_where_the_group_size_shows():
+    """(c eps, c e^{(c-1) eps} delta) of Dwork and Roth at c = 3, eps = 0.5, delta = 1e-6, by hand:
+    (1.5, 3 e^1 1e-6 = 8.15484548537714e-6); Theorem 4.1's pre-processing by a 3-stable map is the
+    same (c = 1, the only value tested before, is the identity for every formula of this kind);
+    delta = 0 stays 0 at c = 4, and at c = 700 the large exponent is still evaluated:
+    700 e^699 1e-6 = 2.7e300 (mpmath; a delta above 1 says nothing, but it is the formula's value)."""
+    want = (1.5, 3 * math.e * 1e-6)
+    assert group_privacy(0.5, 1e-6, 3) == pytest.approx(want, rel=1e-15)
+    assert preprocessing_theorem_4_1(0.5, 1e-6, 3) == pytest.approx(want, rel=1e-15)
+    assert group_privacy(0.5, 0.0, 4) == (2.0, 0.0)
+    e, d = group_privacy(1.0, 1e-6, 700)
+    assert e == 700.0 and d == pytest.approx(float(700 * mp.exp(699) * mp.mpf("1e-6")), rel=1e-13)
+
+
+@pytest.mark.parametrize("eps,delta,got", [([0.1], [1e-5, 1e-5], "1 and 2"), ([], [], "0 and 0")])
+def test_sequential_composition_refuses_unmatched_or_empty_lists(eps, delta, got):
+    with pytest.raises(ValueError, match=rf"^sequential_composition: need as many eps as delta, at least one \(got {got}\)$"):
+        sequential_composition(eps, delta)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from prirfed.reference.accounting import mp as mpx
 from prirfed.reference.accounting import pld
 from prirfed.reference.accounting import prirfed_accountant as pa
-from prirfed.reference.accounting.events import ADD_REMOVE, Activation, Composed, EpsilonDelta, Gaussian, MixtureOfGaussians
+from prirfed.reference.accounting.events import ADD_REMOVE, REPLACE_ONE, Activation, Composed, EpsilonDelta, Gaussian, MixtureOfGaussians
 from prirfed.reference.accounting.events import PoissonSampled, SampledWithoutReplacement, SelfComposed, WorstCase
 from prirfed.reference.accounting.rdp import RdpAccountant
 
@@ -370,3 +370,34 @@ def test_symmetric_pair_curve_and_negative_eps_refused():
     assert c.fwd(np.array([0.4]))[0] == pytest.approx(d.delta(0.4), rel=1e-12)
     with pytest.raises(ValueError, match="gaussian_delta: eps must be finite and >= 0"):
         pld.gaussian_delta(-0.5, 1.0)
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: pld.PldAccountant(relation="user_level"), r"^PldAccountant: unknown relation 'user_level' \(use "),
+    (lambda: pld.PldAccountant().compose(Gaussian(1.0, ADD_REMOVE)),
+     r"^PldAccountant: event relation 'add_remove' differs from the accountant's 'replace_one'$"),
+    (lambda: pld.PldAccountant(relation=ADD_REMOVE).compose(PoissonSampled(0.1, SelfComposed(Gaussian(1.0, ADD_REMOVE), 2))),
+     r"^PldAccountant: PoissonSampled is only bounded for a Gaussian inner event \(ZDW22 Thm 11\)$"),
+    (lambda: pld.DiscretePLD(1e-3, 0, np.ones(1)).compose(pld.DiscretePLD(2e-3, 0, np.ones(1))),
+     r"^DiscretePLD: cannot combine grids h = 0\.001 and 0\.002 \(pessimistic True, True\)$"),
+    (lambda: pld.DiscretePLD(1e-3, 0, np.ones(1)).mix(pld.DiscretePLD(1e-3, 0, np.ones(1), pessimistic=False), 0.5),
+     r"^DiscretePLD: cannot combine grids h = 0\.001 and 0\.001 \(pessimistic True, False\)$"),
+])
+def test_pld_refusals_name_the_function_and_the_value(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_pld_accountant_accepts_the_coarsest_grid_and_the_add_remove_relation():
+    """h = 0.1 is the documented largest grid step (0.5 is refused above), and add/remove is the
+    other relation. A composition of Gaussians is one Gaussian and never discretised, so at any h
+    the eps of Gaussian(1) is Balle and Wang's exact one: at 50 digits (mpmath bisection),
+    delta(eps) = Phi(1/2 - eps) - e^eps Phi(-1/2 - eps) = 1e-5 at the reported eps (1e-9 relative)."""
+    for rel in (REPLACE_ONE, ADD_REMOVE):
+        acc = pld.PldAccountant(0.1, relation=rel)
+        assert acc.h == 0.1 and acc.relation == rel
+        eps = acc.compose(Gaussian(1.0, rel)).get_epsilon(1e-5)
+        with mp.workdps(50):
+            e = mp.mpf(eps)
+            d = mp.ncdf(mp.mpf(1) / 2 - e) - mp.exp(e) * mp.ncdf(-mp.mpf(1) / 2 - e)
+        assert abs(d / mp.mpf("1e-5") - 1) < 1e-9

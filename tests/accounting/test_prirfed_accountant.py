@@ -166,6 +166,13 @@ def test_calibration_of_whole_runs_round_trip():
         (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=1.0, N_i=100), "needs keyword\\(s\\) b \\(missing\\)"),
         (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=1.0, N_i=100, b=10, m=3), "unknown keyword\\(s\\) m"),
         (lambda: cal.epsilon_dp_rsgd(1.0, 1e-5, 1, 1.0, 10, 10, accountant="moments"), "accountant must be one of"),
+        (lambda: cal.calibrate_sigma(3.0, 1.0), r"^calibrate_sigma: eps_of_sigma must be callable \(got 3\.0\)$"),
+        (lambda: cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0), r"^calibrate_sigma: factor must be > 1 \(got 1\)$"),
+        (lambda: cal.calibrate_sigma(lambda s: math.nan, 1.0), r"^calibrate_sigma: eps_of_sigma\(1\) returned NaN$"),
+        # eps(sigma) = 0.5 <= 1 everywhere: five halvings of sigma0 = 1 reach 1/32 = 0.03125 when max_iter = 5 runs out
+        (lambda: cal.calibrate_sigma(lambda s: 0.5, 1.0, max_iter=5),
+         r"^calibrate_sigma: eps\(0\.0312\) = 0\.5 still <= target 1 after \d+ halvings; no lower bracket$"),
+        (lambda: pa.blackbox_exact_delta(0.15, 1e-4, 0.1, 5, -0.1), r"^blackbox_exact_delta: eps_prime must be >= 0 \(got eps_prime = -0\.1\)$"),
     ],
 )
 def test_bad_input(f, match):
@@ -312,3 +319,10 @@ def test_calibrate_sigma_dp_rsvrg_reports_a_bad_setting_by_the_events_rule():
         args = dict(m=2, K=1, tau0=1.0, tau1=1.0, N_i=100) | kw
         with pytest.raises(ValueError, match=rule):
             cal.calibrate_sigma_dp_rsvrg(1.0, 1e-5, args["m"], args["K"], args["tau0"], args["tau1"], args["N_i"])
+
+
+def test_calibrate_sigma_accepts_a_factor_just_above_one():
+    """eps(sigma) = 1 / sigma meets eps = 1 exactly from sigma = 1 on (closed form), so with
+    sigma0 = 1 and any factor > 1 the calibrated sigma is 1 and its bracket lies below it."""
+    c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0 + 1e-7)
+    assert c.sigma == 1.0 and c.eps_at_sigma == 1.0 and c.bracket[0] < 1.0
