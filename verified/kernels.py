@@ -6,10 +6,16 @@
 - :func:`matmul_kernel`: a @ b by loops (small matrices: no BLAS call overhead, and it compiles much
   faster than Numba's BLAS binding), summed in the order of ``numpy.matmul``'s definition, k ascending;
 - :func:`dot_kernel`, :func:`dot_and_square_kernel`, :func:`axpy_kernel`: the per-sample passes of the
-  fused loops (four partial sums, so that the adds of one pass are independent: without fastmath
-  LLVM may not reorder a single running sum, and one sum waits ~4 cycles per element; measured 2.7x
-  faster at length 784). The rounding differs from a single running sum by a few ulps of the sum
-  of ``|terms|`` (the reference's BLAS ``@`` sums in its own blocked order too).
+  fused loops. Without fastmath LLVM may not reorder a running sum (one add waits ~4 cycles for the
+  last), and it does not vectorise scalar partial sums either (the compiled code was scalar), so the
+  two sums are written as explicit SIMD: :func:`block_dot` / :func:`block_dot_and_square` emit LLVM
+  ``<4 x double>`` multiplies and adds over blocks of 16 entries into four vector accumulators, i.e.
+  16 partial sums, lane ``j`` summing the entries ``k = j mod 16``, then reduced in the fixed order
+  ((V0 + V1) + (V2 + V3)), lanes ((l0 + l1) + (l2 + l3)); the tail ``k >= 16 (n // 16)`` is summed
+  in order and added last. Plain IEEE multiplies and adds in a fixed order, no fastmath flag, so the
+  value is the same on every machine whatever its vector width. The rounding differs from a single
+  running sum by a few ulps of the sum of ``|terms|`` (the reference's BLAS ``@`` sums in its own
+  blocked order too). Times: ``benchmarks/RESULTS.md``, issue 16.
 
 Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a))``,
 ``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/verified/test_trainer_layout.py``.
@@ -18,9 +24,17 @@ Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-__all__ = ["all_finite_kernel", "sym_part_kernel", "matmul_kernel", "dot_kernel", "dot_and_square_kernel", "axpy_kernel"]
+__all__ = ["all_finite_kernel", "sym_part_kernel", "matmul_kernel", "dot_kernel", "dot_and_square_kernel", "axpy_kernel",
+           "block_dot", "block_dot_and_square", "BLOCK"]
+
+#: entries per block of the SIMD passes: four vector accumulators of four lanes
+BLOCK = 16
+_LANES = 4
 
 
 @njit(cache=True)
@@ -87,9 +101,71 @@ def matmul_kernel(a, b):
     return out
 
 
+def _vector_sums(context, builder, arrays, blocks, squares):
+    """LLVM IR of the block sums: for each (u, v) in ``squares`` order, sum over the first 16 ``blocks``
+    entries of u * v in four <4 x double> accumulators, reduced to one double in the fixed order of
+    the module docstring."""
+    f64 = ir.DoubleType()
+    vty = ir.VectorType(f64, _LANES)
+    intp = context.get_value_type(types.intp)
+    data = [a.data for a in arrays]
+    accs = [[cgutils.alloca_once_value(builder, ir.Constant(vty, [0.0] * _LANES)) for _ in range(4)]
+            for _ in squares]
+    with cgutils.for_range(builder, blocks) as loop:
+        base = builder.mul(loop.index, ir.Constant(intp, BLOCK))
+        for q in range(4):
+            off = builder.add(base, ir.Constant(intp, _LANES * q))
+            vec = [builder.load(builder.bitcast(builder.gep(d, [off]), vty.as_pointer()), align=8) for d in data]
+            for acc, (u, v) in zip(accs, squares):
+                builder.store(builder.fadd(builder.load(acc[q]), builder.fmul(vec[u], vec[v])), acc[q])
+    out = []
+    for acc in accs:
+        v0, v1, v2, v3 = (builder.load(a) for a in acc)
+        w = builder.fadd(builder.fadd(v0, v1), builder.fadd(v2, v3))
+        lane = [builder.extract_element(w, ir.Constant(ir.IntType(32), j)) for j in range(_LANES)]
+        out.append(builder.fadd(builder.fadd(lane[0], lane[1]), builder.fadd(lane[2], lane[3])))
+    return out
+
+
+def _contiguous_f64(*tys):
+    return all(isinstance(t, types.Array) and t.ndim == 1 and t.dtype == types.float64 and t.layout == "C"
+               for t in tys)
+
+
+@intrinsic
+def block_dot(typingctx, a, b, blocks):
+    """sum_{k < 16 blocks} a[k] b[k] by explicit SIMD (module docstring; 1-D C-contiguous float64
+    arrays of length >= 16 blocks, unchecked: the callers pass ``n // BLOCK``)."""
+    if not (_contiguous_f64(a, b) and isinstance(blocks, types.Integer)):
+        return None
+    sig = types.float64(a, b, types.intp)
+
+    def codegen(context, builder, signature, args):
+        arrays = [context.make_array(t)(context, builder, v) for t, v in zip(signature.args[:2], args[:2])]
+        return _vector_sums(context, builder, arrays, args[2], [(0, 1)])[0]
+
+    return sig, codegen
+
+
+@intrinsic
+def block_dot_and_square(typingctx, z, x, blocks):
+    """(sum z[k] x[k], sum z[k]^2) over k < 16 blocks, one pass, by explicit SIMD (as :func:`block_dot`)."""
+    if not (_contiguous_f64(z, x) and isinstance(blocks, types.Integer)):
+        return None
+    sig = types.UniTuple(types.float64, 2)(z, x, types.intp)
+
+    def codegen(context, builder, signature, args):
+        arrays = [context.make_array(t)(context, builder, v) for t, v in zip(signature.args[:2], args[:2])]
+        zx, zz = _vector_sums(context, builder, arrays, args[2], [(0, 1), (0, 0)])
+        return context.make_tuple(builder, signature.return_type, [zx, zz])
+
+    return sig, codegen
+
+
 @njit(cache=True, inline="always")
 def dot_kernel(a, b):
-    """sum_k a[k] b[k] (1-D, same length) in four interleaved partial sums ((s0 + s1) + (s2 + s3)).
+    """sum_k a[k] b[k] (1-D, same length): 16 partial sums by explicit SIMD (:func:`block_dot`), then
+    the tail in order, added last.
 
     Parameters
     ----------
@@ -101,24 +177,20 @@ def dot_kernel(a, b):
     float
         The inner product.
     """
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b)
     n = a.shape[0]
-    s0 = s1 = s2 = s3 = 0.0
-    k = 0
-    while k + 4 <= n:
-        s0 += a[k] * b[k]
-        s1 += a[k + 1] * b[k + 1]
-        s2 += a[k + 2] * b[k + 2]
-        s3 += a[k + 3] * b[k + 3]
-        k += 4
-    while k < n:
-        s0 += a[k] * b[k]
-        k += 1
-    return (s0 + s1) + (s2 + s3)
+    m = n // BLOCK
+    s = block_dot(a, b, m)
+    r = 0.0
+    for k in range(BLOCK * m, n):
+        r += a[k] * b[k]
+    return s + r
 
 
 @njit(cache=True, inline="always")
 def dot_and_square_kernel(z, x):
-    """(z^T x, z^T z) in one pass over z (four partial sums each, as :func:`dot_kernel`).
+    """(z^T x, z^T z) in one pass over z (16 partial sums each by explicit SIMD, as :func:`dot_kernel`).
 
     Parameters
     ----------
@@ -132,29 +204,17 @@ def dot_and_square_kernel(z, x):
     zz : float
         :math:`z^T z`.
     """
+    z = np.ascontiguousarray(z)
+    x = np.ascontiguousarray(x)
     n = z.shape[0]
-    a0 = a1 = a2 = a3 = 0.0
-    q0 = q1 = q2 = q3 = 0.0
-    k = 0
-    while k + 4 <= n:
-        z0 = z[k]
-        z1 = z[k + 1]
-        z2 = z[k + 2]
-        z3 = z[k + 3]
-        a0 += z0 * x[k]
-        a1 += z1 * x[k + 1]
-        a2 += z2 * x[k + 2]
-        a3 += z3 * x[k + 3]
-        q0 += z0 * z0
-        q1 += z1 * z1
-        q2 += z2 * z2
-        q3 += z3 * z3
-        k += 4
-    while k < n:
-        a0 += z[k] * x[k]
-        q0 += z[k] * z[k]
-        k += 1
-    return (a0 + a1) + (a2 + a3), (q0 + q1) + (q2 + q3)
+    m = n // BLOCK
+    a, q = block_dot_and_square(z, x, m)
+    ra = 0.0
+    rq = 0.0
+    for k in range(BLOCK * m, n):
+        ra += z[k] * x[k]
+        rq += z[k] * z[k]
+    return a + ra, q + rq
 
 
 @njit(cache=True, inline="always")

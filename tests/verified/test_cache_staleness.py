@@ -61,9 +61,9 @@ def test_an_edited_kernel_in_another_file_is_picked_up_by_a_fresh_process(tmp_pa
     assert (second["value"], second["hits"], second["misses"]) == (5.0, 1, 0), "the cache must be used"
     kernels = pkg / "verified" / "kernels.py"
     src = kernels.read_text()
-    old = "    return (s0 + s1) + (s2 + s3)\n"
+    old = "    return s + r\n"  # the end of dot_kernel
     assert src.count(old) == 1
-    kernels.write_text(src.replace(old, "    return 2.0 * ((s0 + s1) + (s2 + s3))\n"))
+    kernels.write_text(src.replace(old, "    return 2.0 * (s + r)\n"))
     third = probe(tmp_path)
     assert third["misses"] == 1, "the edit must invalidate the cached function of the other file"
     assert third["value"] == pytest.approx(5.0 * math.sqrt(2.0), rel=1e-15)

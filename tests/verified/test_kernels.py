@@ -4,7 +4,8 @@ These kernels sit inside the fused training loops (the sphere's per-sample passe
 dot_and_square_kernel and axpy_kernel), where a wrong lane of an unrolled sum would only show as a
 slightly different trajectory. Here each is called directly, compiled, on small integer-valued
 inputs, so every sum is exact in float64 and the expected value is computed with Python integers
-(an independent oracle). Lengths 0 to 11 cover the four-way unrolled body and every remainder.
+(an independent oracle). Lengths 0 to 35 and 47, 48, 49, 64 cover the 16-entry SIMD blocks (four
+vector accumulators of four lanes), every remainder, and one, two and four whole blocks.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _int_vectors(n, seed):
     return rng.integers(-9, 10, size=n), rng.integers(-9, 10, size=n)
 
 
-@pytest.mark.parametrize("n", range(12))
+@pytest.mark.parametrize("n", [*range(36), 47, 48, 49, 64])
 def test_dot_and_dot_and_square_are_exact_on_integers_for_every_length(n):
     """sum a_k b_k and sum z_k^2 of integers below 10 in magnitude: exact in float64; each lane of
     the unrolled loop gets its own weight (position k + 1 times the entry) so a lane dropped,
@@ -35,6 +36,24 @@ def test_dot_and_dot_and_square_are_exact_on_integers_for_every_length(n):
     assert K.dot_kernel(a.astype(float), b.astype(float)) == float(dot)
     zx, zz = K.dot_and_square_kernel(a.astype(float), b.astype(float))
     assert (zx, zz) == (float(dot), float(sq))
+    # a strided (non-contiguous) view: the same sums
+    a2, b2 = np.repeat(a.astype(float), 2)[::2], np.repeat(b.astype(float), 2)[::2]
+    assert K.dot_kernel(a2, b2) == float(dot)
+    assert K.dot_and_square_kernel(a2, b2) == (float(dot), float(sq))
+
+
+def test_block_sums_add_lanes_in_the_documented_order():
+    """The 16 partial sums are reduced as ((V0 + V1) + (V2 + V3)) then ((l0 + l1) + (l2 + l3)), the tail
+    added last: with 1e16 in entry 0 and 1.0 in entry 4 (lane 0 of V1) and -1e16 in entry 8 (V2),
+    V0 + V1 rounds 1e16 + 1 to 1e16 (the spacing of doubles at 1e16 is 2), so the block sum is 0.0;
+    a single running sum in index order gives the same 0.0, but 1.0 placed in the tail (entry 16)
+    survives: 1e16 - 1e16 + 1 = 1.0."""
+    a = np.zeros(17)
+    a[0], a[4], a[8] = 1e16, 1.0, -1e16
+    ones = np.ones(17)
+    assert K.dot_kernel(a, ones) == 0.0
+    a[4], a[16] = 0.0, 1.0
+    assert K.dot_kernel(a, ones) == 1.0
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 8])
