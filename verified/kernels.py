@@ -9,10 +9,12 @@
   fused loops. Without fastmath LLVM may not reorder a running sum (one add waits ~4 cycles for the
   last), and it does not vectorise scalar partial sums either (the compiled code was scalar), so the
   two sums are written as explicit SIMD: :func:`block_dot` / :func:`block_dot_and_square` emit LLVM
-  ``<4 x double>`` multiplies and adds over blocks of 16 entries into four vector accumulators, i.e.
-  16 partial sums, lane ``j`` summing the entries ``k = j mod 16``, then reduced in the fixed order
-  ((V0 + V1) + (V2 + V3)), lanes ((l0 + l1) + (l2 + l3)); the tail ``k >= 16 (n // 16)`` is summed
-  in order and added last. Plain IEEE multiplies and adds in a fixed order, no fastmath flag, so the
+  ``<4 x double>`` multiplies and adds, first over the ``m16 = n // 16`` blocks of 16 entries into
+  four vector accumulators V0..V3 (16 partial sums: V_q lane l sums the entries k = 16 i + 4 q + l),
+  then over the ``m4 = (n mod 16) // 4`` blocks of 4 that follow into a fifth, W; reduced in the fixed
+  order U = ((V0 + V1) + (V2 + V3)) + W, then lanes ((u0 + u1) + (u2 + u3)); the last ``n mod 4``
+  entries are summed in order and added last. (A scalar tail of up to 15 entries was a chain of
+  dependent adds that dominated at n = 25.) Plain IEEE multiplies and adds in a fixed order, no fastmath flag, so the
   value is the same on every machine whatever its vector width. The rounding differs from a single
   running sum by a few ulps of the sum of ``|terms|`` (the reference's BLAS ``@`` sums in its own
   blocked order too). Times: ``benchmarks/RESULTS.md``, issue 16.
@@ -101,28 +103,35 @@ def matmul_kernel(a, b):
     return out
 
 
-def _vector_sums(context, builder, arrays, blocks, squares):
-    """LLVM IR of the block sums: for each (u, v) in ``squares`` order, sum over the first 16 ``blocks``
-    entries of u * v in four <4 x double> accumulators, reduced to one double in the fixed order of
-    the module docstring."""
+def _vector_sums(context, builder, arrays, m16, m4, squares):
+    """LLVM IR of the block sums: for each (u, v) in ``squares``, sum u * v over the first
+    ``16 m16 + 4 m4`` entries in <4 x double> accumulators, reduced to one double in the fixed order
+    of the module docstring."""
     f64 = ir.DoubleType()
     vty = ir.VectorType(f64, _LANES)
     intp = context.get_value_type(types.intp)
+    zero = ir.Constant(vty, [0.0] * _LANES)
     data = [a.data for a in arrays]
-    accs = [[cgutils.alloca_once_value(builder, ir.Constant(vty, [0.0] * _LANES)) for _ in range(4)]
-            for _ in squares]
-    with cgutils.for_range(builder, blocks) as loop:
+
+    def accumulate(acc, off):
+        vec = [builder.load(builder.bitcast(builder.gep(d, [off]), vty.as_pointer()), align=8) for d in data]
+        for a, (u, v) in zip(acc, squares):
+            builder.store(builder.fadd(builder.load(a), builder.fmul(vec[u], vec[v])), a)
+
+    V = [[cgutils.alloca_once_value(builder, zero) for _ in squares] for _ in range(4)]
+    W = [cgutils.alloca_once_value(builder, zero) for _ in squares]
+    with cgutils.for_range(builder, m16) as loop:
         base = builder.mul(loop.index, ir.Constant(intp, BLOCK))
         for q in range(4):
-            off = builder.add(base, ir.Constant(intp, _LANES * q))
-            vec = [builder.load(builder.bitcast(builder.gep(d, [off]), vty.as_pointer()), align=8) for d in data]
-            for acc, (u, v) in zip(accs, squares):
-                builder.store(builder.fadd(builder.load(acc[q]), builder.fmul(vec[u], vec[v])), acc[q])
+            accumulate(V[q], builder.add(base, ir.Constant(intp, _LANES * q)))
+    start = builder.mul(m16, ir.Constant(intp, BLOCK))
+    with cgutils.for_range(builder, m4) as loop:
+        accumulate(W, builder.add(start, builder.mul(loop.index, ir.Constant(intp, _LANES))))
     out = []
-    for acc in accs:
-        v0, v1, v2, v3 = (builder.load(a) for a in acc)
-        w = builder.fadd(builder.fadd(v0, v1), builder.fadd(v2, v3))
-        lane = [builder.extract_element(w, ir.Constant(ir.IntType(32), j)) for j in range(_LANES)]
+    for k in range(len(squares)):
+        v0, v1, v2, v3, w = (builder.load(a[k]) for a in (*V, W))
+        u = builder.fadd(builder.fadd(builder.fadd(v0, v1), builder.fadd(v2, v3)), w)
+        lane = [builder.extract_element(u, ir.Constant(ir.IntType(32), j)) for j in range(_LANES)]
         out.append(builder.fadd(builder.fadd(lane[0], lane[1]), builder.fadd(lane[2], lane[3])))
     return out
 
@@ -133,30 +142,31 @@ def _contiguous_f64(*tys):
 
 
 @intrinsic
-def block_dot(typingctx, a, b, blocks):
-    """sum_{k < 16 blocks} a[k] b[k] by explicit SIMD (module docstring; 1-D C-contiguous float64
-    arrays of length >= 16 blocks, unchecked: the callers pass ``n // BLOCK``)."""
-    if not (_contiguous_f64(a, b) and isinstance(blocks, types.Integer)):
+def block_dot(typingctx, a, b, m16, m4):
+    """sum a[k] b[k] over k < 16 m16 + 4 m4 by explicit SIMD (module docstring; 1-D C-contiguous
+    float64 arrays at least that long, unchecked: the callers pass ``m16 = n // 16`` and
+    ``m4 = (n % 16) // 4``)."""
+    if not (_contiguous_f64(a, b) and isinstance(m16, types.Integer) and isinstance(m4, types.Integer)):
         return None
-    sig = types.float64(a, b, types.intp)
+    sig = types.float64(a, b, types.intp, types.intp)
 
     def codegen(context, builder, signature, args):
         arrays = [context.make_array(t)(context, builder, v) for t, v in zip(signature.args[:2], args[:2])]
-        return _vector_sums(context, builder, arrays, args[2], [(0, 1)])[0]
+        return _vector_sums(context, builder, arrays, args[2], args[3], [(0, 1)])[0]
 
     return sig, codegen
 
 
 @intrinsic
-def block_dot_and_square(typingctx, z, x, blocks):
-    """(sum z[k] x[k], sum z[k]^2) over k < 16 blocks, one pass, by explicit SIMD (as :func:`block_dot`)."""
-    if not (_contiguous_f64(z, x) and isinstance(blocks, types.Integer)):
+def block_dot_and_square(typingctx, z, x, m16, m4):
+    """(sum z[k] x[k], sum z[k]^2) over k < 16 m16 + 4 m4, one pass, by explicit SIMD (as :func:`block_dot`)."""
+    if not (_contiguous_f64(z, x) and isinstance(m16, types.Integer) and isinstance(m4, types.Integer)):
         return None
-    sig = types.UniTuple(types.float64, 2)(z, x, types.intp)
+    sig = types.UniTuple(types.float64, 2)(z, x, types.intp, types.intp)
 
     def codegen(context, builder, signature, args):
         arrays = [context.make_array(t)(context, builder, v) for t, v in zip(signature.args[:2], args[:2])]
-        zx, zz = _vector_sums(context, builder, arrays, args[2], [(0, 1), (0, 0)])
+        zx, zz = _vector_sums(context, builder, arrays, args[2], args[3], [(0, 1), (0, 0)])
         return context.make_tuple(builder, signature.return_type, [zx, zz])
 
     return sig, codegen
@@ -164,8 +174,8 @@ def block_dot_and_square(typingctx, z, x, blocks):
 
 @njit(cache=True, inline="always")
 def dot_kernel(a, b):
-    """sum_k a[k] b[k] (1-D, same length): 16 partial sums by explicit SIMD (:func:`block_dot`), then
-    the tail in order, added last.
+    """sum_k a[k] b[k] (1-D, same length): partial sums by explicit SIMD (:func:`block_dot`, the
+    order of the module docstring), then the last ``n mod 4`` entries in order, added last.
 
     Parameters
     ----------
@@ -180,17 +190,18 @@ def dot_kernel(a, b):
     a = np.ascontiguousarray(a)
     b = np.ascontiguousarray(b)
     n = a.shape[0]
-    m = n // BLOCK
-    s = block_dot(a, b, m)
+    m16 = n // BLOCK
+    m4 = (n - BLOCK * m16) // _LANES
+    s = block_dot(a, b, m16, m4)
     r = 0.0
-    for k in range(BLOCK * m, n):
+    for k in range(BLOCK * m16 + _LANES * m4, n):
         r += a[k] * b[k]
     return s + r
 
 
 @njit(cache=True, inline="always")
 def dot_and_square_kernel(z, x):
-    """(z^T x, z^T z) in one pass over z (16 partial sums each by explicit SIMD, as :func:`dot_kernel`).
+    """(z^T x, z^T z) in one pass over z (partial sums by explicit SIMD, as :func:`dot_kernel`).
 
     Parameters
     ----------
@@ -207,11 +218,12 @@ def dot_and_square_kernel(z, x):
     z = np.ascontiguousarray(z)
     x = np.ascontiguousarray(x)
     n = z.shape[0]
-    m = n // BLOCK
-    a, q = block_dot_and_square(z, x, m)
+    m16 = n // BLOCK
+    m4 = (n - BLOCK * m16) // _LANES
+    a, q = block_dot_and_square(z, x, m16, m4)
     ra = 0.0
     rq = 0.0
-    for k in range(BLOCK * m, n):
+    for k in range(BLOCK * m16 + _LANES * m4, n):
         ra += z[k] * x[k]
         rq += z[k] * z[k]
     return a + ra, q + rq

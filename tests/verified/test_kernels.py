@@ -42,18 +42,24 @@ def test_dot_and_dot_and_square_are_exact_on_integers_for_every_length(n):
     assert K.dot_and_square_kernel(a2, b2) == (float(dot), float(sq))
 
 
-def test_block_sums_add_lanes_in_the_documented_order():
-    """The 16 partial sums are reduced as ((V0 + V1) + (V2 + V3)) then ((l0 + l1) + (l2 + l3)), the tail
-    added last: with 1e16 in entry 0 and 1.0 in entry 4 (lane 0 of V1) and -1e16 in entry 8 (V2),
-    V0 + V1 rounds 1e16 + 1 to 1e16 (the spacing of doubles at 1e16 is 2), so the block sum is 0.0;
-    a single running sum in index order gives the same 0.0, but 1.0 placed in the tail (entry 16)
-    survives: 1e16 - 1e16 + 1 = 1.0."""
-    a = np.zeros(17)
-    a[0], a[4], a[8] = 1e16, 1.0, -1e16
-    ones = np.ones(17)
-    assert K.dot_kernel(a, ones) == 0.0
-    a[4], a[16] = 0.0, 1.0
-    assert K.dot_kernel(a, ones) == 1.0
+@pytest.mark.parametrize("where, want", [
+    # V0 + V1 first: 1e16 + 1 rounds to 1e16 (doubles at 1e16 are 2 apart, the tie goes to even)
+    ((0, 4, 8), 0.0),
+    # the 4-blocks after the 16-blocks (W) are added after (V0 + V1) + (V2 + V3) = 0: 1.0 survives
+    ((0, 16, 8), 1.0),
+    # lanes: (l0 + l1) + (l2 + l3): 1e16 in lane 0, 1.0 in lane 1, -1e16 in lane 2 of V0
+    ((0, 1, 2), 0.0),
+    # the last n mod 4 entries are added last: 1.0 in entry 20 survives
+    ((0, 20, 8), 1.0),
+])
+def test_block_sums_add_in_the_documented_order(where, want):
+    """The partial sums are reduced as U = ((V0 + V1) + (V2 + V3)) + W, then lanes ((u0 + u1) + (u2 +
+    u3)), the last n mod 4 entries added last (n = 21 here: one 16-block, one 4-block, one entry).
+    Entries 1e16, 1.0 and -1e16 placed where the order decides whether the 1.0 is rounded away."""
+    a = np.zeros(21)
+    a[where[0]], a[where[1]], a[where[2]] = 1e16, 1.0, -1e16
+    assert K.dot_kernel(a, np.ones(21)) == want
+    assert K.dot_and_square_kernel(np.ones(21), a)[0] == want
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 8])
