@@ -2,7 +2,7 @@
 user would write it, per-round cost vs the copy-bandwidth bound, linearity in d, threads, memory and
 cold start. Reported, never asserted.
 
-Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,linear,threads,memory,cold]``
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,marginal,linear,threads,memory,cold]``
 (needs the ``bench`` extra for the peer: ``pip install -e '.[bench]'``). Prints Markdown.
 
 Workloads (synthetic sphere PCA (6.1) of 000: rows z ~ N(0, I_D)/sqrt(D), agents of N_i rows, D = d + 1;
@@ -24,6 +24,11 @@ Bandwidth bound: B = bytes read + written by ``np.copyto`` / time (best of 5), a
 workload's data and at 256 MiB (DRAM); the bytes a round must read are s K b (D + 1) 8 (each
 sampled row and its gradient scale); bound = bytes / B; ratio = verified time per round without
 history (``record_every=T``) / bound.
+
+Marginal: the verified run without history at T and 3T rounds (CPU time, best of the repeats each);
+the cost of one more round is (t(3T) - t(T)) / 2T and the fixed cost of a call (validation, the two
+records at rounds 0 and T, the privacy event) is t(T) - T * marginal. ``bound`` above divides the
+whole call by T, so at T = 10 (D = 3000) the fixed cost is part of its "per round".
 
 Threads: wall time (``time.perf_counter``; CPU time counts both threads) of the verified trainer
 with 1 and 2 Numba threads on a 784-wide workload with s = 10 agents, interleaved, with the output
@@ -212,6 +217,21 @@ def section_bound(names, repeats):
               f"{per / (nbytes / bw):.1f}x | {per / (nbytes / dram):.1f}x |")
 
 
+def section_marginal(names, repeats):
+    header("Fixed cost of a call and marginal cost of a round (verified, no history; CPU time, best of the repeats)")
+    print("| D, N, N_i, s | T / 3T | fixed per call | per round (marginal) | marginal / data-size bound |")
+    print("|---|---:|---:|---:|---:|")
+    for name in names:
+        w, Zs, P, x0, T, s = workload(name)
+        t1 = min(cpu(lambda: verified_run(P, x0, T, s, T, r))[0] for r in range(repeats))
+        t3 = min(cpu(lambda: verified_run(P, x0, 3 * T, s, 3 * T, r))[0] for r in range(repeats))
+        marg = (t3 - t1) / (2 * T)
+        nbytes = s * SETTINGS["K"] * w["N_i"] * (w["D"] + 1) * 8
+        bound = nbytes / copy_bandwidth(w["N"] * w["N_i"] * w["D"] * 8)
+        print(f"| {w['D']}, {w['N']}, {w['N_i']}, {s} | {T} / {3 * T} | {fmt_t(t1 - T * marg)} | {fmt_t(marg)} | "
+              f"{marg / bound:.1f}x |")
+
+
 def section_linear(repeats):
     header("Linearity in d (verified, no history; N = 10, N_i = 100, s = 5, T = 20)")
     print("| D | per round | per round / (s N_i D) |")
@@ -341,7 +361,7 @@ def section_cold(geometries):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="peer,bound,linear,threads,memory,cold")
+    ap.add_argument("--only", default="peer,bound,marginal,linear,threads,memory,cold")
     ap.add_argument("--workloads", default="25,784,3000")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cold", default="sphere,spd,lorentz,stiefel")
@@ -362,6 +382,8 @@ def main():
         section_peer([n for n in names if n != "3000"], args.repeats)
     if "bound" in parts:
         section_bound(names, args.repeats)
+    if "marginal" in parts:
+        section_marginal(names, args.repeats)
     if "linear" in parts:
         section_linear(args.repeats)
     if "threads" in parts:

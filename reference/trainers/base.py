@@ -233,10 +233,9 @@ def batch_indices(rng, n: int, b: int) -> np.ndarray:
     A full batch (b = n) is the set range(n) whatever the draw, so it is returned in order and reads
     nothing from ``rng``; a smaller batch is :func:`sample_without_replacement` (b draws). The law of
     the batch as a set is the same either way, and a trainer only sums over it, so the order matters
-    only for the rounding of the sum and for memory access (rows in order are read sequentially: a
-    full pass in a random order was 1.6x slower at d + 1 = 784 in the verified loop, and the b draws
-    of the shuffle cost 22% of a round at d + 1 = 25; benchmarks/RESULTS.md, issue 16). The verified
-    twin is :func:`prirfed.verified.randomness.batch_into`.
+    only for the rounding of the sum and for memory access (rows in order are read sequentially, and
+    the shuffle's b draws are saved; the times before and after are in benchmarks/RESULTS.md, issue
+    16, 2026-11-28). The verified twin is :func:`prirfed.verified.randomness.batch_into`.
 
     Helper, not a paper formula: a sampler.
 
