@@ -322,7 +322,8 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
 
     A bracket ``[lo, hi]`` with ``eps(lo) > eps >= eps(hi)`` is found by doubling or halving from
     ``sigma0``, then narrowed (every step keeps a bracket, so the result is sound whatever the
-    interpolation does) until ``hi / lo - 1 <= rtol``; ``hi`` is returned. If eps stops decreasing
+    interpolation does) until ``hi / lo - 1 <= rtol`` or the bracket is two adjacent floats (an
+    ``rtol`` below float resolution, about 2.2e-16); ``hi`` is returned. If eps stops decreasing
     while sigma doubles (a floor no noise removes, such as an (eps, delta) part of the event) or no
     bracket is found within ``max_iter`` evaluations, the ``ValueError`` says which.
 
@@ -425,6 +426,10 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
             probes = [r - half, r + half]
         else:
             probes = [min(max(r, xa + 0.5 * half), xb - 0.5 * half)]
+        if not any(xa < x < xb for x in probes):
+            # no probe strictly inside: the bracket is at floating-point resolution (an rtol below
+            # 2.2e-16 cannot be met); without this the loop ran forever, evaluating nothing
+            break
         for x in probes:
             if not (xa < x < xb):
                 continue
@@ -444,6 +449,8 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
                 side = 1
     while hi / lo - 1 > rtol:  # bisection fallback (only if the evaluation budget ran out above)
         mid = math.sqrt(lo * hi)
+        if not lo < mid < hi:  # adjacent floats: the bracket cannot be narrowed further
+            break
         e_mid = f(mid)
         if e_mid <= eps:
             hi, e_hi = mid, e_mid
