@@ -76,3 +76,15 @@ def test_privacy_report_ratio_when_the_lower_bound_is_zero(lower, upper, want):
     """PrivacyReport.ratio = upper / lower, inf when only the lower bound is 0 and 1 when both are
     (a mutant testing lower <= -1 divided by zero)."""
     assert PrivacyReport(1e-5, lower, upper, "pld").ratio == want
+
+
+def test_best_says_why_when_no_accountant_bounds_the_event():
+    """Poisson sampling of a composition (not of a Gaussian): ZDW22's Theorem 11 and the RDP bound of
+    Mironov, Talwar and Zhang both need a Gaussian inner event, so neither accountant supports it,
+    and "best" refuses with the PLD accountant's reason (not a bare min() of nothing)."""
+    from prirfed.reference.accounting.events import ADD_REMOVE, PoissonSampled
+
+    ev = PoissonSampled(0.1, SelfComposed(Gaussian(1.0, ADD_REMOVE), 2))
+    assert not PldAccountant(relation=ADD_REMOVE).supports(ev) and not RdpAccountant(relation=ADD_REMOVE).supports(ev)
+    with pytest.raises(ValueError, match=r"^PldAccountant: PoissonSampled is only bounded for a Gaussian inner event \(ZDW22 Thm 11\)$"):
+        epsilon(ev, 1e-5)

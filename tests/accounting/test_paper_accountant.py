@@ -169,3 +169,20 @@ def test_theorem_4_2_refuses_no_agents_by_name():
     """N = 0 is refused as N, with the shortfall (a mutant allowing N >= 0 refused it later as s > N)."""
     with pytest.raises(ValueError, match=r"^theorem_4_2: N must be >= 1 \(got N = 0, short by 1\)$"):
         theorem_4_2(0.15, 1e-4, 0, 1, 5, 1e-3)
+
+
+def test_paper_accountant_on_subsampled_composed_and_few_rounds():
+    """Each branch of the paper's accountant against its closed form, by hand: Lemma 4.1 of 000 on
+    sampling 10 of 100 from a (1, 1e-5)-DP mechanism, (log(1 + 0.1 (e - 1)), 0.1 * 1e-5);
+    sequential composition of (0.1, 1e-6) and (0.2, 2e-6), (0.3, 3e-6); 50 rounds of (0.15, 1e-4)
+    without delta' (basic composition only), (7.5, 5e-3); 2 rounds with delta' = 1e-3, where
+    advanced composition (sqrt(4 log 1000) 0.15 + 2 * 0.15 (e^0.15 - 1) = 0.837) is above the basic
+    (0.3, 2e-4), so the basic one is returned."""
+    from prirfed.reference.accounting.events import Composed, EpsilonDelta, SampledWithoutReplacement, SelfComposed
+
+    acc = paper.PaperAccountant()
+    e, d = acc.epsilon_delta(SampledWithoutReplacement(100, 10, EpsilonDelta(1.0, 1e-5)))
+    assert e == pytest.approx(math.log(1 + 0.1 * (math.e - 1)), rel=1e-15) and d == pytest.approx(1e-6, rel=1e-15)
+    assert acc.epsilon_delta(Composed((EpsilonDelta(0.1, 1e-6), EpsilonDelta(0.2, 2e-6)))) == pytest.approx((0.3, 3e-6), rel=1e-15)
+    assert acc.epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 50)) == pytest.approx((7.5, 5e-3), rel=1e-15)
+    assert paper.PaperAccountant(delta_prime=1e-3).epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 2)) == pytest.approx((0.3, 2e-4), rel=1e-15)

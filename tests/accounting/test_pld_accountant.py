@@ -401,3 +401,13 @@ def test_pld_accountant_accepts_the_coarsest_grid_and_the_add_remove_relation():
             e = mp.mpf(eps)
             d = mp.ncdf(mp.mpf(1) / 2 - e) - mp.exp(e) * mp.ncdf(-mp.mpf(1) / 2 - e)
         assert abs(d / mp.mpf("1e-5") - 1) < 1e-9
+
+
+def test_lower_bound_of_a_step_without_a_common_shift_is_zero():
+    """The attainable lower bound of a DP-RSVRG step counts its full-gradient Gaussian only; with
+    shift_common = 0 that Gaussian pair is two equal laws, whose eps is 0 at every delta (the PLD of
+    the identity, not a Gaussian of shift 0, which gaussian_delta refuses). The upper bound still
+    sees the rare shift 1: at least the eps of one Gaussian of shift 1 sampled with p = 0.1 is > 0."""
+    acc = pld.PldAccountant().compose(MixtureOfGaussians(0.0, 1.0, 0.1))
+    assert acc.get_epsilon_lower(1e-5) == 0.0
+    assert acc.get_epsilon(1e-5) > 0.0

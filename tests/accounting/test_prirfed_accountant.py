@@ -201,6 +201,11 @@ def test_noise_constants_table_lead_3():
     for r in rows:  # the table's constant is defined from its own columns: o_needed = (sigma_needed / sigma_paper)^2
         assert r["o_needed"] == pytest.approx((r["sigma_needed"] / r["sigma_paper"]) ** 2, rel=1e-14)
         assert r["o_needed"] > 1.0  # the paper's sigma is too small in every setting (eps_true > eps above)
+    # the DP-RSVRG rows are evaluated at the documented tau0 = tau1 = 1 (not only their sigma_needed): at
+    # N_i = 100, m = 10 the step's common shift 2 tau0 / N_i shows (tau0 = 0.5 moves eps_true by 2e-3 relative)
+    r = next(r for r in rows if r["trainer"] == "dp_rsvrg" and r["N_i"] == 100 and r["m"] == 10)
+    want = cal.epsilon_dp_rsvrg(r["sigma_paper"], r["delta"], 10, r["K"], 1.0, 1.0, 100)
+    assert r["eps_true"] == pytest.approx(want, rel=1e-12)
 
 
 def test_gaussian_exact_epsilon_matches_mpmath():
@@ -326,3 +331,17 @@ def test_calibrate_sigma_accepts_a_factor_just_above_one():
     sigma0 = 1 and any factor > 1 the calibrated sigma is 1 and its bracket lies below it."""
     c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0 + 1e-7)
     assert c.sigma == 1.0 and c.eps_at_sigma == 1.0 and c.bracket[0] < 1.0
+
+
+def test_calibrate_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats():
+    """eps(sigma) = 1 / sigma, target 0.7: sigma* = 10/7 exactly (closed form). No float bracket can
+    be 1e-300 wide, so the search must stop when lo and hi are adjacent floats, with hi on the safe
+    side of 10/7 and lo below it (checked in exact rational arithmetic). It looped forever there,
+    evaluating nothing, for any rtol below 2.2e-16."""
+    from fractions import Fraction
+
+    c = cal.calibrate_sigma(lambda s: 1.0 / s, 0.7, rtol=1e-300)
+    lo, hi = c.bracket
+    assert c.sigma == hi and np.nextafter(lo, math.inf) == hi
+    assert Fraction(lo) < Fraction(10, 7) <= Fraction(hi)
+    assert 1.0 / hi <= 0.7 < 1.0 / lo and c.evaluations < 200

@@ -618,3 +618,16 @@ def test_theorem_9_with_an_inner_mechanism_without_loss_at_order_2():
     np.testing.assert_allclose(got, [math.log1p(0.002), math.log1p(0.0082)], rtol=1e-14)
     for inner in (MixtureOfGaussians(0.0, 0.0, 0.5), EpsilonDelta(1e-300, 0.0)):
         assert eps_of(SampledWithoutReplacement(100, 10, inner), 1e-5) == 0.0
+
+
+def test_order_search_extends_below_the_smallest_default_order():
+    """Gaussian with z = 1e-4 (RDP alpha rho, rho = 1 / (2 z^2) = 5e7) and delta = 0.5: the classical
+    conversion alpha rho + log(1/delta) / (alpha - 1) is minimal at alpha* = 1 + sqrt(log 2 / rho)
+    = 1.000118, below the smallest default order 1.001, with minimum rho + 2 sqrt(rho log 2)
+    (closed form). The accountant must extend its grid below 1.001 to get within 1e-6 of it (the
+    default grid alone gives 7.8e-4 too much); never below it (the minimum over all orders)."""
+    rho = 1 / (2 * 1e-4**2)
+    best = rho + 2 * math.sqrt(rho * math.log(2.0))
+    eps, order = rdp.RdpAccountant().compose(Gaussian(1e-4)).get_epsilon_and_order(0.5, "classical")
+    assert best <= eps <= best * (1 + 1e-6)
+    assert 1.0 < order < rdp.DEFAULT_ORDERS.min()

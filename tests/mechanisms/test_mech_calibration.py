@@ -222,3 +222,14 @@ def test_classical_sigma_refuses_a_sigma_beyond_float64():
     with pytest.raises(ValueError, match=r"^gaussian_mechanism_sigma_classical: the calibrated sigma overflows float64 "
                                          r"\(sensitivity=1e\+300, eps=1e-300, delta=0\.5\)$"):
         R.gaussian_mechanism_sigma_classical(1e-300, 0.5, 1e300)
+
+
+def test_analytic_sigma_refuses_when_the_bracket_halves_to_zero():
+    """eps = 1e308 at Delta = 1e-300: delta(eps; sigma) <= 0.5 needs only mu = Delta / sigma of about
+    sqrt(2 eps) = 1.4e154 (Phi(mu/2 - eps/mu) < 1/2 needs mu^2 < 2 eps), i.e. it holds down to
+    sigma = 1e-300 / 1.4e154 = 7e-455, below the smallest float64 (4.9e-324): the halving of the
+    bracket reaches 0 and the calibration is refused with the reason, naming sigma = 0.0 (not
+    gaussian_delta's complaint about a zero sigma)."""
+    with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: no float64 sigma calibrates eps=1e\+308, delta=0\.5, "
+                                         r"sensitivity=1e-300 \(the bracket left \(0, 1\.8e308\) at sigma = 0\.0\)$"):
+        R.analytic_gaussian_sigma(1e308, 0.5, 1e-300)
