@@ -411,3 +411,109 @@ def test_theorem_4_stochastic_case_and_T_choice_by_hand():
     assert theorem_4_bound(1.0, 1.0, 0.5, 0.5, 3, 0.2, 2, 0.5, L0=2.0, b=1, n=4) == pytest.approx(0.78, rel=1e-14)
     want = math.log(1e6 * 0.5 / (3 * 4 * math.log(1e3)))
     assert theorem_4_T(n=1000, eps=1.0, delta=1e-3, d=3, L0=2.0, c_l=0.5) == pytest.approx(want, rel=1e-14)
+
+
+# ----------------------------------------------------------------------------- every constant visible (issue 18)
+def zeta_hyperbolic(kappa_min, D):
+    """zeta(kappa, D) = sqrt|kappa| D / tanh(sqrt|kappa| D) for kappa < 0 (Zhang & Sra 2016, Lemma 5), by hand."""
+    x = math.sqrt(-kappa_min) * D
+    return x / math.tanh(x)
+
+
+def test_lemma_1_by_hand_away_from_unit_sides_and_at_the_ends_of_its_ranges():
+    """varsigma b^2 + c^2 - 2 b c cos A with varsigma = zeta(-1, 2) = 2 / tanh 2:
+    - b = 0.5, c = 1.5, A = pi/3: varsigma / 4 + 2.25 - 0.75 (b != c, b, c != 1, cos A != 1, so a wrong
+      power, a swapped side or the curvature factor on the wrong side shows);
+    - A = pi (inside the lemma's [0, pi]) with b = c = D = 2 (sides equal to the diameter are allowed):
+      4 varsigma + 4 + 8;
+    - at D = 1e6 a side above D by rounding (relative 1e-13) is accepted, one above D by 1e-11 relative
+      is refused, with the message naming the function, both sides and D."""
+    vs = zeta_hyperbolic(-1.0, 2.0)
+    assert lemma_1_bound(0.5, 1.5, math.pi / 3, -1.0, 2.0) == pytest.approx(vs / 4 + 2.25 - 0.75, rel=1e-14)
+    assert lemma_1_bound(2.0, 2.0, math.pi, -1.0, 2.0) == pytest.approx(4 * vs + 12.0, rel=1e-14)
+    D = 1e6
+    assert lemma_1_bound(D * (1 + 1e-13), D, 0.0, 0.0, D) == pytest.approx(0.0, abs=1e-3)  # (b - c)^2, flat
+    assert lemma_1_bound(D, D * (1 + 1e-13), 0.0, 0.0, D) == pytest.approx(0.0, abs=1e-3)
+    with pytest.raises(ValueError, match=r"^lemma_1_bound: the sides must not exceed the diameter D \(got b = 1e\+06, "
+                                         r"c = 1e\+06, D = 1e\+06\)$"):
+        lemma_1_bound(D, D * (1 + 1e-11), 0.0, 0.0, D)
+    with pytest.raises(ValueError, match=r"^lemma_1_bound: the angle A must lie in \[0, pi\] \(got A = -0.1\)$"):
+        lemma_1_bound(0.5, 0.5, -0.1, -1.0, 1.0)
+
+
+# G^2 = L0^2 + d sigma^2 / c_l at L0 = 3, d = 5, sigma = 0.4, c_l = 0.5: 9 + 5 * 0.16 / 0.5 = 10.6
+G2_ARGS = dict(L0=3.0, d=5, sigma=0.4, c_l=0.5)
+G2_BY_HAND = 10.6
+
+
+def test_theorems_2_and_3_by_hand_where_every_constant_shows():
+    """Theorem 2 at D = 2, varsigma = 1.5, T = 7: eta = D / sqrt(G^2 varsigma T) = 2 / sqrt(111.3) and
+    bound = D sqrt(G^2 varsigma / T) = 2 sqrt(15.9 / 7); their product is D^2 / T = 4/7.
+    Theorem 3 at beta = 2.5: eta_t = 1 / (beta (t+1)) = (0.4, 0.2, 0.1333...) and
+    bound = 2 varsigma G^2 / (beta T) = 2 * 1.5 * 10.6 / 17.5 = 31.8 / 17.5.
+    Lemma 4 alone: G^2 = 10.6. Each given step size is accepted; a step-size array of the wrong
+    length is refused with the theorem's message (not a broadcasting error)."""
+    assert lemma_4_bound(**G2_ARGS) == pytest.approx(G2_BY_HAND, rel=1e-15)
+    eta = theorem_2_step_size(2.0, 3.0, 5, 0.4, 1.5, 7, c_l=0.5)
+    assert eta == pytest.approx(2.0 / math.sqrt(111.3), rel=1e-14)
+    bound = theorem_2_bound(2.0, 3.0, 5, 0.4, 1.5, 7, c_l=0.5, eta=2.0 / math.sqrt(111.3))
+    assert bound == pytest.approx(2.0 * math.sqrt(15.9 / 7.0), rel=1e-14)
+    assert eta * bound == pytest.approx(4.0 / 7.0, rel=1e-14)
+    etas = theorem_3_step_sizes(2.5, 3)
+    assert etas.shape == (3,) and etas == pytest.approx([0.4, 0.2, 0.4 / 3], rel=1e-15)
+    b3 = theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 3, c_l=0.5, eta=[0.4, 0.2, 0.4 / 3])
+    assert b3 == pytest.approx(2 * 1.5 * 10.6 / (2.5 * 3), rel=1e-14)
+    assert theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 7, c_l=0.5) == pytest.approx(31.8 / 17.5, rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_3_bound: the theorem's step size is \[0\.4 +0\.2 +0\.133333\]; got eta"):
+        theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 3, c_l=0.5, eta=[0.4, 0.2])
+
+
+def test_theorem_2_step_size_refuses_a_zero_gradient_bound_and_takes_a_small_one():
+    """L0 = sigma = 0 makes G^2 = 0 and eta = D / 0: refused, naming the function and both values.
+    G^2 = 0.25 (L0 = 1/2, no noise) is valid: eta = 1 / sqrt(0.25 * 1 * 4) = 1 at D = 1, varsigma = 1, T = 4."""
+    with pytest.raises(ValueError, match=r"^theorem_2_step_size: L0\^2 \+ d sigma\^2 / c_l must be > 0 "
+                                         r"\(got L0 = 0\.0, sigma = 0\.0\)$"):
+        theorem_2_step_size(1.0, 0.0, 3, 0.0, 1.0, 10)
+    assert theorem_2_step_size(1.0, 0.5, 3, 0.0, 1.0, 4) == pytest.approx(1.0, rel=1e-15)
+
+
+def test_theorem_4_full_batch_by_hand_its_T_range_and_the_stochastic_step_limit():
+    """Full batch, Delta0 = 2, tau = 1.5, L1 = 0.5, eta = 1.2 (< 1/L1 = 2), d = 3, sigma = 0.2, c_l = 0.5:
+    (1 - eta/(2 tau))^T Delta0 + tau L1 eta d sigma^2 / c_l = 0.6^3 * 2 + 0.9 * 0.24 = 0.432 + 0.216 at T = 3,
+    and Delta0 + 0.216 at T = 0 (no step taken; T >= 0 is the theorem's range, T = -1 is refused).
+    Stochastic (b < n): eta <= tau is inclusive. At tau = eta = 2, L1 = 0.25 (1/L1 = 4, 1/(2 L1) = 2)
+    the contraction (1 - eta/tau)^T is 0 and the bound is tau L1 eta G^2 / 2 = 0.5 G^2 with
+    G^2 = 4 + 0.24 (L0 = 2); eta = 3 > tau is refused, naming eta and tau."""
+    full = dict(d=3, sigma=0.2, c_l=0.5, b=4, n=4)
+    assert theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=3, **full) == pytest.approx(0.432 + 0.216, rel=1e-14)
+    assert theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=0, **full) == pytest.approx(2.216, rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_4_bound: T must be >= 0 \(got T = -1, short by 1\)$"):
+        theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=-1, **full)
+    stoch = dict(d=3, sigma=0.2, c_l=0.5, L0=2.0, b=1, n=4)
+    assert theorem_4_bound(5.0, 2.0, 0.25, 2.0, T=3, **stoch) == pytest.approx(0.5 * 4.24, rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_4_bound: the stochastic case \(b < n\) needs eta <= tau "
+                                         r"\(got eta = 3, tau = 2\)$"):
+        theorem_4_bound(5.0, 2.0, 0.25, 3.0, T=3, **stoch)
+
+
+def test_theorem_4_T_at_the_edges_of_its_range():
+    """T = log(n^2 eps^2 c_l / (d L0^2 log(1/delta))), refused unless > 0:
+    - n = eps = d = L0 = c_l = 1, delta = 1/2: T = log(1 / log 2) = 0.3665 (in (0, 1): accepted);
+    - delta = 1/4: T = log(1 / log 4) = -0.3266 (in (-1, 0): refused);
+    - n = 2, d = 4, delta = exp(-1) (log(1/delta) = 1 exactly in floats): T = log(4 / 4) = 0, refused
+      as not positive;
+    - delta = 1 is outside (0, 1): refused, naming delta."""
+    assert theorem_4_T(n=1, eps=1.0, delta=0.5, d=1, L0=1.0) == pytest.approx(-math.log(math.log(2.0)), rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_4_T: T = log\(.*\) = -0\.326634 is not positive$"):
+        theorem_4_T(n=1, eps=1.0, delta=0.25, d=1, L0=1.0)
+    with pytest.raises(ValueError, match=r"^theorem_4_T: T = log\(.*\) = 0 is not positive$"):
+        theorem_4_T(n=2, eps=1.0, delta=math.exp(-1.0), d=4, L0=1.0)
+    with pytest.raises(ValueError, match=r"^theorem_4_T: delta must be in \(0, 1\) \(got 1\.0\)$"):
+        theorem_4_T(n=1000, eps=1.0, delta=1.0, d=3, L0=1.0)
+
+
+def test_theorem_5_by_hand_with_an_initial_gap_other_than_1():
+    """Delta0 = 3, L1 = 2, d = 3, sigma = 0.5, T = 10, c_l = 0.5: full batch 2 L1 Delta0 / T + d sigma^2 / c_l
+    = 1.2 + 1.5; b < n (L0 = 2): L1 Delta0 / T + (L0^2 + d sigma^2 / c_l) / 2 = 0.6 + 5.5 / 2."""
+    assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=10, n=10) == pytest.approx(2.7, rel=1e-14)
+    assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=2, n=10) == pytest.approx(3.35, rel=1e-14)
