@@ -468,3 +468,117 @@ def test_theorem_5_6_takes_zero_noise():
     assert theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 0.0, 0.0, 1.0) == pytest.approx(0.5, rel=1e-14)
     with pytest.raises(ValueError, match="sigma must be finite and >= 0"):
         theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, -1e-300, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------------------ every constant visible (issue 18)
+# Two agents of unequal size and noise: p = (1/4, 3/4), sum_i p_i^2 sigma_i^2 = (1 * 0.04 + 9 * 0.01) / 16 = 0.008125
+AGENTS = dict(N_i=[1, 3], sigma=[0.2, 0.1])
+NOISE_SUM = 0.13 / 16
+
+
+def zeta_hyperbolic(kappa_min, M):
+    """zeta of (5.1) for kappa_min < 0, by hand: sqrt|kappa| M / tanh(sqrt|kappa| M)."""
+    x = math.sqrt(-kappa_min) * M
+    return x / math.tanh(x)
+
+
+def test_theorem_5_1_by_hand_with_unequal_agents_and_its_agent_checks():
+    """(5.2) at gap0 = 3, T = 4, alpha = 1/L_g = 0.5 (the inclusive limit), L_g = 2, d = 3:
+    2 gap0 / (T alpha) + d L_g alpha sum p_i^2 sigma_i^2 = 3 + 3 * 0.008125; without noise 3.
+    The agents' checks name the function and the bad value: no agent, an agent with 0 or 1.5
+    samples, a sigma per agent of the wrong length, a NaN sigma; a scalar b equal to every N_i is
+    the full batch, another scalar is refused."""
+    args = (3.0, 4, 0.5, 2.0, 3)
+    assert theorem_5_1_bound(*args, s=2, **AGENTS) == pytest.approx(3.0 + 3 * NOISE_SUM, rel=1e-14)
+    assert theorem_5_1_bound(*args, [1, 3], 0.0, s=2) == pytest.approx(3.0, rel=1e-15)
+    for bad in ([], [0, 3], [1.5, 3], [math.nan, 3]):
+        with pytest.raises(ValueError, match=r"^theorem_5_1_bound: N_i must be a non-empty sequence of positive integers"):
+            theorem_5_1_bound(*args, bad, 0.1, s=max(len(bad), 1))
+    with pytest.raises(ValueError, match=r"^theorem_5_1_bound: sigma has 3 entries, expected a scalar or one per agent \(2\)$"):
+        theorem_5_1_bound(*args, [1, 3], [0.1, 0.1, 0.1], s=2)
+    with pytest.raises(ValueError, match=r"^theorem_5_1_bound: sigma must be finite and >= 0 \(got \[0\.1, nan\]\)$"):
+        theorem_5_1_bound(*args, [1, 3], [0.1, math.nan], s=2)
+    assert theorem_5_1_bound(*args, [5, 5], 0.0, s=2, b=5) == pytest.approx(3.0, rel=1e-15)
+    with pytest.raises(ValueError, match=r"^theorem_5_1_bound: precondition b_i = N_i \(full batch\) violated \(b = 4, "
+                                         r"N_i = \[5, 5\]\)$"):
+        theorem_5_1_bound(*args, [5, 5], 0.0, s=2, b=4)
+
+
+def test_theorem_5_2_by_hand_at_its_step_limit():
+    """(A.3) at gap0 = 2, alphas = (0.75, 0.5), L_g = 2, delta = 0.75 (L_g alpha_0 = 1.5 = 2 delta: the
+    inclusive limit), d = 3, the two unequal agents: A1 = 1.25, A2 = 0.8125,
+    gap0 / ((1 - delta) A1) = 6.4, L_g d A2 / (2 (1 - delta) A1) = 7.8, bound = 6.4 + 7.8 * 0.008125.
+    delta = 1 is refused, naming the precondition."""
+    assert theorem_5_2_bound(2.0, [0.75, 0.5], 2.0, 0.75, 3, s=2, **AGENTS) == pytest.approx(6.4 + 7.8 * NOISE_SUM,
+                                                                                              rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_5_2_bound: precondition 0 < delta < 1 violated \(delta = 1\.0\)$"):
+        theorem_5_2_bound(2.0, [0.1, 0.05], 2.0, 1.0, 3, s=2, **AGENTS)
+
+
+def test_theorem_5_3_by_hand_with_curvature_and_a_distance_other_than_1():
+    """(5.4) at dist0 = 0.5, T = 4, alpha = 0.2, L_g = 2, d = 3, the two unequal agents, zeta(-1, 2):
+    zeta dist0^2 / (2 alpha (zeta + 3)) + T (6 zeta + 3) d / (16 L_g (zeta + 3)) * 0.008125."""
+    z = zeta_hyperbolic(-1.0, 2.0)
+    want = z * 0.25 / (0.4 * (z + 3)) + 4 * (6 * z + 3) * 3 / (32 * (z + 3)) * NOISE_SUM
+    assert theorem_5_3_bound(0.5, 4, 0.2, 2.0, 3, kappa_min=-1.0, M=2.0, s=2, **AGENTS) == pytest.approx(want, rel=1e-14)
+
+
+def test_theorem_5_4_by_hand_with_L_g_2_and_its_rpl_limit():
+    """(5.5) corrected, gap0 = 3, T = 3, alpha = 0.4, L_g = 2, mu = 0.5, d = 3, v = 0.6, N = 4 agents of 5,
+    S = 2, sigma = (0.1, 0.2, 0.3, 0.4) (mean sigma^2 = 0.075):
+    P = 1 - 2 mu alpha + mu alpha^2 L_g = 0.76, P^T = 0.438976, 2 - L_g alpha = 1.2,
+    kappa_0 = L_g alpha d / (2 mu 1.2) = 2, kappa_1 = L_g alpha v / (2 mu 1.2) = 0.4 (printed v kappa_0 = 1.2),
+    (N - S)/(S (N - 1)) = 1/3: bound = 3 P^T + (1 - P^T)(2 * 0.075 / 2 + 0.4 / 3); printed: 1.2 / 3 in place of 0.4 / 3.
+    mu = L_g is allowed (P = 0 at alpha = 1/L_g = 0.5: kappa_0 = 0.75, kappa_1 = 0.15, bound = 0.75 * 0.075 / 2
+    + 0.15 / 3 = 5/64); mu > L_g is refused, naming both."""
+    sig = [0.1, 0.2, 0.3, 0.4]
+    PT = 0.76**3
+    got = theorem_5_4_bound(3.0, 3, 0.4, 2.0, 0.5, 3, 0.6, [5] * 4, sig, s=2)
+    assert got == pytest.approx(3 * PT + (1 - PT) * (0.075 + 0.4 / 3), rel=1e-13)
+    printed = theorem_5_4_bound(3.0, 3, 0.4, 2.0, 0.5, 3, 0.6, [5] * 4, sig, s=2, printed_kappa_1=True)
+    assert printed == pytest.approx(3 * PT + (1 - PT) * (0.075 + 1.2 / 3), rel=1e-13)
+    assert theorem_5_4_bound(3.0, 3, 0.5, 2.0, 2.0, 3, 0.6, [5] * 4, sig, s=2) == pytest.approx(5 / 64, rel=1e-13)
+    with pytest.raises(ValueError, match=r"^theorem_5_4_bound: RPL constant mu = 2\.5 exceeds L_g = 2\.0"):
+        theorem_5_4_bound(3.0, 3, 0.4, 2.0, 2.5, 3, 0.6, [5] * 4, sig, s=2)
+
+
+def test_theorem_5_5_by_hand_with_K_3_curvature_and_L_f_3():
+    """K = 3, beta = 2, alpha = 0.1 (< (sqrt 2 - 1)/2 = 0.2071): c_1 = 1.2^2 = 1.44,
+    delta_min = 0.1 (1 - 0.72) = 0.028, zeta = zeta(-1, 2), L_g = 2:
+    q_0 = 0.1 * 2 (2 + 2 * 1.44 zeta) / (2 (2 - 1.44)); q = L_f^2 + d max sigma^2 = 9 + 2 * 0.25;
+    gap0 = 2, T = 3: 2 / (3 * 3 * 0.028) + q_0 q. At K = 3, alpha = 0.25 is above (sqrt 2 - 1)/2 and
+    refused (at K = 2 the limit would be 0.5). sigma = 0 is allowed; a negative, NaN or empty sigma is refused."""
+    z = zeta_hyperbolic(-1.0, 2.0)
+    q0 = 0.2 * (2 + 2.88 * z) / 1.12
+    args = (2.0, 3, 3, 0.1, 2.0, 2.0, 3.0, 2)
+    assert theorem_5_5_bound(*args, [0.3, 0.5], -1.0, 2.0) == pytest.approx(2 / 0.252 + q0 * 9.5, rel=1e-13)
+    assert theorem_5_5_bound(*args, 0.0, -1.0, 2.0) == pytest.approx(2 / 0.252 + q0 * 9.0, rel=1e-13)
+    with pytest.raises(ValueError, match=r"^theorem_5_5_bound: precondition alpha < \(beta\^\(1/\(K-1\)\) - 1\)/beta violated "
+                                         r"\(alpha = 0\.25, bound = 0\.2071"):
+        theorem_5_5_bound(2.0, 3, 3, 0.25, 2.0, 2.0, 3.0, 2, 0.3, -1.0, 2.0)
+    for bad in (-0.1, math.nan, []):
+        with pytest.raises(ValueError, match=r"^theorem_5_5_bound: sigma must be finite and >= 0"):
+            theorem_5_5_bound(*args, bad, -1.0, 2.0)
+
+
+def test_theorem_5_6_by_hand_with_curvature_and_at_its_step_limit():
+    """N = 8, zeta = zeta(-1, 1) = 1/tanh 1 = 1.3130: m = floor(80 / (3 sqrt zeta)) = floor(23.27) = 23
+    (the flat m = 26 is refused); alpha = 0.01 <= 1/(80 sqrt zeta) = 0.0109, c = 2 > 80/69, gap0 = 3,
+    K = 2, T = 3, L_g = 2, d = 2, sigma = (0.5, 0.3):
+    c L_g sqrt(zeta) gap0 / (N^(1/3) K T) + d max sigma^2 / (100 sqrt zeta) (N^(-2/3) + 1/N)
+    = sqrt(zeta) + 0.005 * 0.375 / sqrt(zeta).
+    At N = 1, zeta = 1, L_g = 2 the step limit 1/(10 L_g N^(2/3) zeta^(1/2)) = 0.05 is inclusive
+    (m = 3, c = 2, gap0 = K - 1 = T = d = sigma = 1: 2 * 2 / 2 + (1 + 1) / 100 = 2.02), 0.05 (1 + 1e-9)
+    is refused; K = 1 is refused."""
+    sz = math.sqrt(1.0 / math.tanh(1.0))
+    assert theorem_5_6_m(8, -1.0, 1.0) == 23
+    args = (3.0, 3, 2, 23, 0.01, 2.0, 2.0, 8, 2, [0.5, 0.3], -1.0, 1.0)
+    assert theorem_5_6_bound(*args) == pytest.approx(sz + 0.005 * 0.375 / sz, rel=1e-13)
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition m = floor\(10 N / \(3 zeta\^\(1/2\)\)\) violated "
+                                         r"\(m = 26, required 23\)$"):
+        theorem_5_6_bound(3.0, 3, 2, 26, 0.01, 2.0, 2.0, 8, 2, 0.5, -1.0, 1.0)
+    assert theorem_5_6_bound(1.0, 1, 2, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0) == pytest.approx(2.02, rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition alpha <= 1/\(10 L_g N\^\(2/3\) zeta\^\(1/2\)\) violated"):
+        theorem_5_6_bound(1.0, 1, 2, 3, 0.05 * (1 + 1e-9), 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition K > 1 violated \(K = 1\)$"):
+        theorem_5_6_bound(1.0, 1, 1, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)
