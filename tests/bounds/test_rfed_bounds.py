@@ -160,3 +160,40 @@ def test_theorem_7_step_size_limit_is_inclusive_up_to_its_rounding_allowance():
     assert math.isfinite(theorem_7_bound(1.5, L, 1.0 / L * (1 + 1e-12), 10))
     with pytest.raises(ValueError, match="Theorem 7 needs eta <= 1/L"):
         theorem_7_bound(1.5, L, 1.0 / L * (1 + 1e-9), 10)
+
+
+# ----------------------------------------------------------------------------- every constant visible (issue 18)
+def test_theorem_9_and_24_by_hand_with_curvature():
+    """zeta = zeta(-1, 2) = 2 / tanh 2 (by hand), Delta0 = 0.7, dist0 = 1.5, L = 0.5, eta = 0.8 (<= 1/(2L) = 1),
+    T = 4, D = 2: corrected ((zeta - 1) Delta0 + dist0^2 / (2 eta)) / (zeta + T - 1)
+    = ((zeta - 1) 0.7 + 2.25 / 1.6) / (zeta + 3); printed (24) zeta D^2 / (2 eta (zeta + T - 2)) = 4 zeta / (1.6 (zeta + 2))."""
+    z = 2.0 / math.tanh(2.0)
+    assert theorem_9_bound(0.7, 1.5, 0.5, 0.8, 4, -1.0, 2.0) == pytest.approx(((z - 1) * 0.7 + 2.25 / 1.6) / (z + 3), rel=1e-14)
+    assert theorem_9_bound_printed(0.5, 0.8, 4, -1.0, 2.0) == pytest.approx(4 * z / (1.6 * (z + 2)), rel=1e-14)
+
+
+def test_theorem_9_limits_are_inclusive_up_to_their_rounding_allowance():
+    """eta <= 1/(2L) and dist0 <= D are checked with a relative allowance of 1e-12, inclusive: at L = 0.5
+    (1/(2L) = 1), eta = 1 + 1e-12 and dist0 = D (1 + 1e-12) are accepted, 1e-9 above is refused; the
+    flat bound is then dist0^2 / (2 eta T)."""
+    assert theorem_9_bound(1.0, 1.0, 0.5, 1.0 + 1e-12, 2, 0.0, 1.0) == pytest.approx(0.25, rel=1e-11)
+    assert theorem_9_bound(1.0, 1.0 + 1e-12, 0.5, 1.0, 2, 0.0, 1.0) == pytest.approx(0.25, rel=1e-11)
+    with pytest.raises(ValueError, match=r"^theorem_9_bound: Theorem 9 needs eta <= 1/\(2L\) \(got eta = 1, 1/\(2L\) = 1\)$"):
+        theorem_9_bound(1.0, 1.0, 0.5, 1.0 + 1e-9, 2, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^theorem_9_bound: d\(x_0, x\*\) must not exceed the diameter D \(got 1 > 1\)$"):
+        theorem_9_bound(1.0, 1.0 + 1e-9, 0.5, 1.0, 2, 0.0, 1.0)
+
+
+def test_theorem_7_printed_bound_by_hand_and_the_tau_and_distance_checks():
+    """The printed 2 L Delta0 / T at L = 3, Delta0 = 1.5, T = 10: 0.9 (any eta <= 1/L). tau_i = 1 for every
+    agent may be given as a list; an empty tau is refused. lemma_6_bound takes a 1-D array only and
+    refuses NaN, naming the function."""
+    assert theorem_7_bound_printed(1.5, 3.0, 0.2, 10) == pytest.approx(0.9, rel=1e-15)
+    assert theorem_7_bound(1.5, 3.0, 0.2, 10, tau=[1, 1, 1]) == pytest.approx(1.5 / (10 * 0.2 * 0.7), rel=1e-14)
+    with pytest.raises(ValueError, match=r"^theorem_7_bound: the theorem needs tau_i = 1 local step for every agent \(got tau=\[\]\)$"):
+        theorem_7_bound(1.5, 3.0, 0.2, 10, tau=[])
+    assert lemma_6_bound([0.5, 1.0, 3.0]) == pytest.approx(1.5, rel=1e-15)
+    with pytest.raises(ValueError, match=r"^lemma_6_bound: distances must be a non-empty 1-D array \(got shape \(1, 2\)\)$"):
+        lemma_6_bound([[0.1, 0.2]])
+    with pytest.raises(ValueError, match=r"^lemma_6_bound: distances must be finite and >= 0 \(min = 0\.1\)$"):
+        lemma_6_bound([0.1, math.nan])
