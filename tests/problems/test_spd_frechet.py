@@ -191,6 +191,23 @@ def test_optimum_raises_when_the_tolerance_is_not_reached():
         P.optimum(tol=0.0)
 
 
+def test_log_euclidean_mean_of_commuting_data_is_the_optimum_at_once():
+    """Diagonal (commuting) samples, agents of sizes 1 and 2, so every sample has weight (p_i / N_i) = 1/3:
+    log Z = diag(1, 0); diag(0, 2), diag(3, -1): the log-Euclidean mean is expm(diag(4/3, 1/3)), by hand.
+    For commuting data it is the Fréchet mean (the whitened logs log Z - log X sum to 0), so optimum
+    starts there and returns after 0 iterations with a gradient norm 2 c ||T||_F at rounding level."""
+    e = math.e
+    P = SPDFrechetMean([np.diag([e, 1.0])[None], np.stack([np.diag([1.0, e**2]), np.diag([e**3, 1 / e])])], c=0.5)
+    want = np.diag([math.exp(4 / 3), math.exp(1 / 3)])
+    np.testing.assert_allclose(P.log_euclidean_mean(), want, rtol=1e-14, atol=1e-15)
+    X, info = P.optimum(return_info=True)
+    np.testing.assert_allclose(X, want, rtol=1e-13, atol=1e-14)
+    assert info["iterations"] == 0 and 0.0 <= info["grad_norm"] <= 1e-12
+    with pytest.raises(ValueError, match=r"^SPDFrechetMean.optimum: need tol > 0 and max_iter >= 1 \(got tol=1e-12, max_iter=0\)$"):
+        P.optimum(max_iter=0)
+    assert P.paper_L_f(1.5) == 1.5  # 001 section 5.2: L_0 = D_W
+
+
 # ---------------------------------------------------------------------- constants
 def hull_points(P, rng, k=6):
     """Points of the geodesic convex hull of the data: points on geodesics between data points."""
@@ -238,22 +255,24 @@ def test_lipschitz_constant_is_attained_with_the_loss_scale(c):
     assert math.isclose(P.L_f(math.sqrt(2)), g, rel_tol=1e-12)
 
 
-@pytest.mark.parametrize("s", [0.3, 1.0, 2.5])
-def test_L_g_is_attained_in_a_direction_of_curvature_minus_half(s):
+@pytest.mark.parametrize("s,c", [(0.3, 1.0), (1.0, 1.0), (2.5, 1.0), (1.0, 0.5), (2.5, 3.0)])
+def test_L_g_is_attained_in_a_direction_of_curvature_minus_half(s, c):
     """X = I, Z = expm(s H), H = diag(1, -1)/sqrt 2 (dist = s), V = offdiag unit: the plane (H, V) has
-    curvature -1/2 and d^2/dt^2 dist^2(Exp_I(t V), Z) = 2 (s/sqrt 2) coth(s/sqrt 2) = 2 zeta(-1/2, s) = L_g(s);
-    the bound with kappa_min = -1/4 would be violated, so kappa_min = -1/2 is needed."""
+    curvature -1/2 and d^2/dt^2 c dist^2(Exp_I(t V), Z) = 2 c (s/sqrt 2) coth(s/sqrt 2) = 2 c zeta(-1/2, s) = L_g(s);
+    the bound with kappa_min = -1/4 would be violated, so kappa_min = -1/2 is needed. The loss scale
+    c = 1/2 and 3 (where 2 c, 2 / c and 2 differ) is in both L_g and the gradient norm 2 c dist (rgrad_norm_ij)."""
     Z = np.diag([math.exp(s / math.sqrt(2)), math.exp(-s / math.sqrt(2))])
-    P = SPDFrechetMean(Z[None])
+    P = SPDFrechetMean(Z[None], c=c)
     M = P.manifold
     I = np.eye(2)
     V = np.array([[0.0, 1.0], [1.0, 0.0]]) / math.sqrt(2)
     h = 1e-4
     second = (P.f_ij(M.exp(I, h * V), 0, 0) - 2 * P.f_ij(I, 0, 0) + P.f_ij(M.exp(I, -h * V), 0, 0)) / h**2
-    exact = 2 * (s / math.sqrt(2)) / math.tanh(s / math.sqrt(2))
+    exact = 2 * c * (s / math.sqrt(2)) / math.tanh(s / math.sqrt(2))
     assert math.isclose(second, exact, rel_tol=1e-6)
     assert math.isclose(P.L_g(s), exact, rel_tol=1e-14)
-    assert second > 2 * zeta(-0.25, s) * (1 + 1e-4)
+    assert second > 2 * c * zeta(-0.25, s) * (1 + 1e-4)
+    assert math.isclose(P.rgrad_norm_ij(I, 0, 0), 2 * c * s, rel_tol=1e-12)
 
 
 @given(seed=seeds)
