@@ -336,3 +336,25 @@ def test_data_bound_is_inclusive_at_two_to_the_1000():
     z[0, 0] = math.nextafter(2.0**500, math.inf)
     with pytest.raises(ValueError, match="f: Z\\[0\\] is outside the domain"):
         check_data_bound("f", [z], [0.5])
+
+
+def test_paper_002_scales_covariances_hessian_and_constants_by_N_i_over_2():
+    """002 (4) has f_ij = -c_i (z^T x)^2 with c_i = N_i / 2 (so c != 1 shows). Agent 0: z = (3, 1, 0), N_0 = 1,
+    c_0 = 1/2; agent 1: rows (1, 0, 0), (0, 2, 0), (0, 0, 1), N_1 = 3, c_1 = 3/2. By hand:
+    covariance_0 = (c_0 / N_0) z z^T = [[4.5, 1.5, 0], [1.5, 0.5, 0], 0], covariance_1 = (1/2) diag(1, 4, 1),
+    A = (covariance_0 + covariance_1) / 2 (uniform weights), eigenvalues in decreasing order;
+    vartheta = max_i c_i max_j ||z_ij||^2 = max(5, 6) = 6 = L_f, L_g = 12. Hessian at x = e1 along v = e2:
+    f_ij(cos t e1 + sin t e2) = -c (a cos t + b sin t)^2 has second derivative 2 c (a^2 - b^2) at t = 0, and
+    Hess f_ij(e1)[e2] = 2 c (a^2 - b^2) e2: 8 e2 for sample (0, 0), -12 e2 for sample (1, 1)."""
+    Z = [np.array([[3.0, 1.0, 0.0]]), np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]])]
+    P = SpherePCA(Z, paper="002")
+    C0 = np.array([[4.5, 1.5, 0.0], [1.5, 0.5, 0.0], [0.0, 0.0, 0.0]])
+    C1 = np.diag([0.5, 2.0, 0.5])
+    np.testing.assert_allclose(P.covariance_i(0), C0, rtol=1e-15)
+    np.testing.assert_allclose(P.covariance_i(1), C1, rtol=1e-15)
+    np.testing.assert_allclose(P.A, (C0 + C1) / 2, rtol=1e-15)
+    np.testing.assert_allclose(P.eigenvalues(), np.sort(np.linalg.eigvalsh((C0 + C1) / 2))[::-1], rtol=1e-13)
+    assert P.theta == 6.0 and P.L_f == 6.0 and P.L_g == 12.0
+    e1, e2 = np.eye(3)[0], np.eye(3)[1]
+    np.testing.assert_allclose(P.rhess_ij(e1, 0, 0, e2), 8.0 * e2, atol=1e-14)
+    np.testing.assert_allclose(P.rhess_ij(e1, 1, 1, e2), -12.0 * e2, atol=1e-14)
