@@ -268,3 +268,22 @@ def test_angles_to_optimum_solve_the_eigenproblem_once_and_agree_with_scipy(monk
         X = np.linalg.qr(rng.standard_normal((7, 2)))[0]
         np.testing.assert_allclose(np.sort(P.angles_to_optimum(X)), np.sort(scipy.linalg.subspace_angles(X, U)), atol=1e-10)
     assert len(calls) == 1
+
+
+def test_agent_and_global_smoothness_constants_by_hand_and_attained():
+    """Agent 0: rows (1, 0, 0), (0, 2, 0), so A_0 = diag(1, 4, 0), L_0 = lambda_max = 4, c_0 = N_0/2 = 1;
+    agent 1: row (3, 0, 0), A_1 = diag(9, 0, 0), L_1 = 9, c_1 = 1/2. By hand: vartheta = max(1 * 4, 0.5 * 9)
+    = 4.5 = L_f, L_g = 9; 002's L = L_0 + L_1 = 13; the weighted means sum p_i L_i are 6.5 (uniform weights)
+    and 2/3 * 4 + 1/3 * 9 = 17/3 (weights by samples). L_0 is attained (r = 1): at X = e3, V = e2 the
+    quadratic form of Hess f_0 = mean_j Hess f_0j is -tr(V^T A_0 V) + tr(V^T V X^T A_0 X) = -4 + 0."""
+    Z = [np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), np.array([[3.0, 0.0, 0.0]])]
+    P = StiefelKPCA(Z, 1)
+    Ps = StiefelKPCA(Z, 1, weights="samples")
+    assert P.L_g_agent(0) == pytest.approx(4.0, rel=1e-15) and P.L_g_agent(1) == pytest.approx(9.0, rel=1e-15)
+    assert P.theta == 4.5 and P.L_f == 4.5 and P.L_g == 9.0
+    assert P.paper_L_g_global == pytest.approx(13.0, rel=1e-15)
+    assert P.L_g_global == pytest.approx(6.5, rel=1e-15)
+    assert Ps.L_g_global == pytest.approx(17.0 / 3.0, rel=1e-15)
+    X, V = np.eye(3)[:, 2:3], np.eye(3)[:, 1:2]
+    form = np.mean([np.sum(V * P.rhess_ij(X, 0, j, V)) for j in range(2)])
+    assert form == pytest.approx(-P.L_g_agent(0), rel=1e-15)
