@@ -324,3 +324,22 @@ def test_d_over_sinh_series_switch_against_mpmath():
         with mp.workdps(50):
             want = 1.0 if t == 0 else float(mp.mpf(t) / mp.sinh(mp.mpf(t)))
         assert _d_over_sinh(t) == pytest.approx(want, rel=4.5e-16, abs=0.0), t
+
+
+def test_kernel_width_and_a_singular_ridge_system_are_refused_naming_the_cause():
+    """The kernel width 2 v^2 (gaussian) or (2 v)^2 (printed) must be a positive finite float:
+    v = 1e-200 gives 2e-400, which underflows to 0, and v = 1e200 gives 4e400 = inf; both refused with
+    v and the width. Two identical features with gamma = 1e-300 make K_i + gamma I = [[1, 1], [1, 1]]
+    exactly (1 + 1e-300 rounds to 1): singular, refused with the advice to increase gamma."""
+    M = Lorentz(2)
+    o = M.origin()
+    W, Y = [np.zeros((2, 3))], [np.stack([o, o])]
+    H = HyperbolicStructuredPrediction
+    with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: v_bar = 1e-200 makes the kernel width \(0\.0\) "
+                                         r"under- or overflow float64$"):
+        H(W, Y, np.zeros(3), 1.0, 1e-200)
+    with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: v_bar = 1e\+200 makes the kernel width \(inf\)"):
+        H(W, Y, np.zeros(3), 1.0, 1e200, kernel="printed")
+    with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: K_i \+ gamma I is singular in floating point "
+                                         r"\(.*\); increase gamma$"):
+        H(W, Y, np.zeros(3), 1e-300, 1.0)
