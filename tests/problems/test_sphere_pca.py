@@ -358,3 +358,21 @@ def test_paper_002_scales_covariances_hessian_and_constants_by_N_i_over_2():
     e1, e2 = np.eye(3)[0], np.eye(3)[1]
     np.testing.assert_allclose(P.rhess_ij(e1, 0, 0, e2), 8.0 * e2, atol=1e-14)
     np.testing.assert_allclose(P.rhess_ij(e1, 1, 1, e2), -12.0 * e2, atol=1e-14)
+
+
+def test_data_bound_uses_each_agents_own_scale_and_count():
+    """N_i c_i max_j ||z_ij||^2 per agent, by hand: agent 0 has one record with ||z||^2 = 2^998 and c_0 = 4
+    (exactly 2^1000: accepted), agent 1 one record with ||z||^2 = 2^999 and c_1 = 1 (2^999: accepted). With
+    the scales swapped agent 1 is at 2^1001 and is refused, named Z[1]; with two records of 2^999 at c = 1
+    (N_i = 2) agent 0 is at 2^1000 and accepted, a third record makes it 1.5 * 2^1000, refused."""
+    from prirfed.reference.problems.sphere_pca import check_data_bound
+
+    z0 = np.array([[2.0**499, 0.0]])
+    z1 = np.array([[2.0**499, 2.0**499]])  # ||z||^2 = 2 * 2^998, exact
+    assert float(z1[0] @ z1[0]) == 2.0**999
+    check_data_bound("f", [z0, z1], [4.0, 1.0])
+    with pytest.raises(ValueError, match=r"^f: Z\[1\] is outside the domain of the problem: N_i c_i max_j \|\|z_ij\|\|\^2 = 2\.143e\+301 > 2\^1000"):
+        check_data_bound("f", [z0, z1], [1.0, 4.0])
+    check_data_bound("f", [np.vstack([z1, z1])], [1.0])
+    with pytest.raises(ValueError, match=r"^f: Z\[0\] is outside the domain"):
+        check_data_bound("f", [np.vstack([z1, z1, z1])], [1.0])
