@@ -448,7 +448,7 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
                     gb /= 2
                 side = 1
     while hi / lo - 1 > rtol:  # bisection fallback (only if the evaluation budget ran out above)
-        mid = math.sqrt(lo * hi)
+        mid = math.sqrt(lo) * math.sqrt(hi)  # not sqrt(lo * hi): that underflows below sigma ~ 1e-154
         if not lo < mid < hi:  # adjacent floats: the bracket cannot be narrowed further
             break
         e_mid = f(mid)

@@ -206,6 +206,9 @@ def test_noise_constants_table_lead_3():
     r = next(r for r in rows if r["trainer"] == "dp_rsvrg" and r["N_i"] == 100 and r["m"] == 10)
     want = cal.epsilon_dp_rsvrg(r["sigma_paper"], r["delta"], 10, r["K"], 1.0, 1.0, 100)
     assert r["eps_true"] == pytest.approx(want, rel=1e-12)
+    # and its sigma_needed certifies the stated eps at that setting (calibrated with tau0 = 0.5 it
+    # would give eps 0.176 > 0.15 there)
+    assert cal.epsilon_dp_rsvrg(r["sigma_needed"], r["delta"], 10, r["K"], 1.0, 1.0, 100) <= r["eps"]
 
 
 def test_gaussian_exact_epsilon_matches_mpmath():
@@ -345,3 +348,10 @@ def test_calibrate_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacen
     assert c.sigma == hi and np.nextafter(lo, math.inf) == hi
     assert Fraction(lo) < Fraction(10, 7) <= Fraction(hi)
     assert 1.0 / hi <= 0.7 < 1.0 / lo and c.evaluations < 200
+    # near 1e-300 log(sigma) = -690.8 resolves only 1e-13 relative, so the last steps are the bisection
+    # in sigma, whose midpoint must not be formed as sqrt(lo hi) = sqrt(1.4e-600) = 0: sigma* = 1e-300 / 0.7
+    c = cal.calibrate_sigma(lambda s: 1e-300 / s, 0.7, sigma0=1e-300, rtol=1e-300)
+    lo, hi = c.bracket
+    assert c.sigma == hi and np.nextafter(lo, math.inf) == hi and 1e-300 / hi <= 0.7 < 1e-300 / lo
+    exact = Fraction(1e-300) / Fraction(7, 10)
+    assert abs(Fraction(hi) - exact) <= 2 * Fraction(hi - lo)
