@@ -411,3 +411,10 @@ def test_lower_bound_of_a_step_without_a_common_shift_is_zero():
     acc = pld.PldAccountant().compose(MixtureOfGaussians(0.0, 1.0, 0.1))
     assert acc.get_epsilon_lower(1e-5) == 0.0
     assert acc.get_epsilon(1e-5) > 0.0
+    # composed with Kairouz-Oh-Viswanath's (1, 1e-6) pair, that identity must sit at loss 0 (not shift
+    # every loss): the lower bound is the KOV eps at delta = 0.1, from 1e-6 + (1 - 1e-6)(e - e^eps)/(1 + e)
+    # = 0.1 in closed form (kink on the grid, so the optimistic grid is exact up to rounding)
+    ev = Composed((MixtureOfGaussians(0.0, 1.0, 0.1), EpsilonDelta(1.0, 1e-6)))
+    exact = math.log(math.e - (0.1 - 1e-6) * (1 + math.e) / (1 - 1e-6))
+    low = pld.PldAccountant().compose(ev).get_epsilon_lower(0.1)
+    assert exact - 1e-9 <= low <= exact
