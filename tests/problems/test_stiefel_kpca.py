@@ -275,7 +275,8 @@ def test_agent_and_global_smoothness_constants_by_hand_and_attained():
     agent 1: row (3, 0, 0), A_1 = diag(9, 0, 0), L_1 = 9, c_1 = 1/2. By hand: vartheta = max(1 * 4, 0.5 * 9)
     = 4.5 = L_f, L_g = 9; 002's L = L_0 + L_1 = 13; the weighted means sum p_i L_i are 6.5 (uniform weights)
     and 2/3 * 4 + 1/3 * 9 = 17/3 (weights by samples). L_0 is attained (r = 1): at X = e3, V = e2 the
-    quadratic form of Hess f_0 = mean_j Hess f_0j is -tr(V^T A_0 V) + tr(V^T V X^T A_0 X) = -4 + 0."""
+    quadratic form of Hess f_0 = mean_j Hess f_0j is -tr(V^T A_0 V) + tr(V^T V X^T A_0 X) = -4 + 0.
+    The eigenvalues of A and the optimum are read too (eigenvalues() was read by no test)."""
     Z = [np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), np.array([[3.0, 0.0, 0.0]])]
     P = StiefelKPCA(Z, 1)
     Ps = StiefelKPCA(Z, 1, weights="samples")
@@ -287,3 +288,9 @@ def test_agent_and_global_smoothness_constants_by_hand_and_attained():
     X, V = np.eye(3)[:, 2:3], np.eye(3)[:, 1:2]
     form = np.mean([np.sum(V * P.rhess_ij(X, 0, j, V)) for j in range(2)])
     assert form == pytest.approx(-P.L_g_agent(0), rel=1e-15)
+    # A = sum p_i A_i: diag(5, 2, 0) (uniform) and diag(11/3, 8/3, 0) (by samples), eigenvalues decreasing;
+    # the top-1 eigenspace is e1 in both, returned with its largest entry positive
+    np.testing.assert_allclose(P.eigenvalues(), [5.0, 2.0, 0.0], rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(Ps.eigenvalues(), [11 / 3, 8 / 3, 0.0], rtol=1e-15, atol=1e-15)
+    np.testing.assert_array_equal(np.abs(P.optimum()), [[1.0], [0.0], [0.0]])
+    assert P.optimum()[0, 0] == 1.0
