@@ -315,3 +315,31 @@ def test_bad_input_raises():
         P.L_f(-1.0)
     with pytest.raises(ValueError, match="diameter bound D"):
         P.L_g(np.nan)
+
+
+def test_data_diameter_by_hand_below_one_with_three_points():
+    """Diagonal (commuting) samples: dist(A, B) = ||log diag A - log diag B||_2. log-diagonals (0, 0),
+    (0.3, -0.3), (-0.1, 0.2): pairwise distances sqrt(0.18), sqrt(0.05), sqrt(0.41); the diameter is
+    sqrt(0.41) < 1 (so a wrong starting value 1 would show), reached by the pair (1, 2), which belong to
+    different agents; skipping the pairs of neighbouring indices would leave sqrt(0.05)."""
+    logs = [(0.0, 0.0), (0.3, -0.3), (-0.1, 0.2)]
+    P = SPDFrechetMean([np.stack([np.diag(np.exp(v)) for v in logs[:2]]), np.diag(np.exp(logs[2]))[None]])
+    assert P.data_diameter() == pytest.approx(math.sqrt(0.41), rel=1e-13)
+
+
+def test_optimum_max_iter_is_inclusive_and_reports_the_true_gradient_norm():
+    """Non-commuting data at loss scale c = 1/2: optimum(tol = 1e-6) reports after k iterations a gradient
+    norm that is the norm of grad f = sum p_i/N_i (-2 c Log_X Z_ij) at the returned point (the gradient
+    checked against finite differences above), at most tol; and max_iter = k is enough (the k-th
+    iterate is tested before giving up), max_iter = k - 1 is not."""
+    rng = np.random.default_rng(4)
+    M = SPD(2)
+    P = SPDFrechetMean([np.stack([M.random_point(rng) for _ in range(2)]), M.random_point(rng)[None]], c=0.5)
+    X, info = P.optimum(tol=1e-6, return_info=True)
+    k = info["iterations"]
+    assert k >= 2
+    assert info["grad_norm"] == pytest.approx(P.rgrad_norm(X), rel=1e-6) and info["grad_norm"] <= 1e-6
+    X2, info2 = P.optimum(tol=1e-6, max_iter=k, return_info=True)
+    assert info2["iterations"] == k and np.array_equal(X2, X)
+    with pytest.raises(ValueError, match=rf"^SPDFrechetMean.optimum: gradient norm .* after {k - 1} iterations, tolerance 1.0e-06 not reached$"):
+        P.optimum(tol=1e-6, max_iter=k - 1)
