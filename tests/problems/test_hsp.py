@@ -343,3 +343,26 @@ def test_kernel_width_and_a_singular_ridge_system_are_refused_naming_the_cause()
     with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: K_i \+ gamma I is singular in floating point "
                                          r"\(.*\); increase gamma$"):
         H(W, Y, np.zeros(3), 1e-300, 1.0)
+
+
+def test_weighted_mean_from_a_given_start_and_its_iteration_limit():
+    """Weights (0.3, 0.7) on H^2 started at a given x0 far from both points (dist 3 from the origin): the
+    minimiser is still the geodesic point Exp_a(0.7 Log_a b), and the reported gradient norm is at most
+    tol. The iteration limit is inclusive: with max_iter = k (the count it reported) the k-th iterate is
+    tested and accepted; with k - 1 it is refused, naming the count. A start off the hyperboloid is
+    refused, naming the function."""
+    M = Lorentz(2)
+    o = M.origin()
+    a, b = M.exp(o, np.array([0.0, 0.5, 0.0])), M.exp(o, np.array([0.0, 0.0, -0.8]))
+    x0 = M.exp(o, np.array([0.0, -3.0, 0.0]))
+    Y, w = np.stack([a, b]), np.array([0.3, 0.7])
+    x, info = lorentz_weighted_mean(M, Y, w, tol=1e-10, x0=x0)
+    assert M.dist(x, M.exp(a, 0.7 * M.log(a, b))) <= 1e-9
+    k = info["iterations"]
+    assert k >= 2 and info["grad_norm"] <= 1e-10
+    x2, info2 = lorentz_weighted_mean(M, Y, w, tol=1e-10, max_iter=k, x0=x0)
+    assert info2["iterations"] == k and np.array_equal(x2, x)
+    with pytest.raises(ValueError, match=rf"^lorentz_weighted_mean: gradient norm .* after {k - 1} iterations, tolerance 1.0e-10 not reached$"):
+        lorentz_weighted_mean(M, Y, w, tol=1e-10, max_iter=k - 1, x0=x0)
+    with pytest.raises(ValueError, match="lorentz_weighted_mean"):
+        lorentz_weighted_mean(M, Y, w, x0=np.array([1.0, 1.0, 0.0]))
