@@ -569,7 +569,7 @@ def test_theorem_5_6_by_hand_with_curvature_and_at_its_step_limit():
     = sqrt(zeta) + 0.005 * 0.375 / sqrt(zeta).
     At N = 1, zeta = 1, L_g = 2 the step limit 1/(10 L_g N^(2/3) zeta^(1/2)) = 0.05 is inclusive
     (m = 3, c = 2, gap0 = K - 1 = T = d = sigma = 1: 2 * 2 / 2 + (1 + 1) / 100 = 2.02), 0.05 (1 + 1e-9)
-    is refused; K = 1 is refused."""
+    is refused; K = 1 is refused, and so is c = 10 N / (3 m) exactly (the precondition is strict)."""
     sz = math.sqrt(1.0 / math.tanh(1.0))
     assert theorem_5_6_m(8, -1.0, 1.0) == 23
     args = (3.0, 3, 2, 23, 0.01, 2.0, 2.0, 8, 2, [0.5, 0.3], -1.0, 1.0)
@@ -582,3 +582,6 @@ def test_theorem_5_6_by_hand_with_curvature_and_at_its_step_limit():
         theorem_5_6_bound(1.0, 1, 2, 3, 0.05 * (1 + 1e-9), 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition K > 1 violated \(K = 1\)$"):
         theorem_5_6_bound(1.0, 1, 1, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)
+    # c > 10 N / (3 m) is strict: at N = 8, m = 26, c = 80/78 itself is refused
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition c > 10 N / \(3 m\) violated"):
+        theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 80 / 78, 1.0, 8, 1, 1.0, 0.0, 1.0)

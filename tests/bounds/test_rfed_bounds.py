@@ -193,6 +193,7 @@ def test_theorem_7_printed_bound_by_hand_and_the_tau_and_distance_checks():
     with pytest.raises(ValueError, match=r"^theorem_7_bound: the theorem needs tau_i = 1 local step for every agent \(got tau=\[\]\)$"):
         theorem_7_bound(1.5, 3.0, 0.2, 10, tau=[])
     assert lemma_6_bound([0.5, 1.0, 3.0]) == pytest.approx(1.5, rel=1e-15)
+    assert lemma_6_bound([0.0, 1.0]) == 0.5  # an uploaded point equal to x_t (distance 0) is allowed
     with pytest.raises(ValueError, match=r"^lemma_6_bound: distances must be a non-empty 1-D array \(got shape \(1, 2\)\)$"):
         lemma_6_bound([[0.1, 0.2]])
     with pytest.raises(ValueError, match=r"^lemma_6_bound: distances must be finite and >= 0 \(min = 0\.1\)$"):
