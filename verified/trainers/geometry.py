@@ -41,8 +41,9 @@ from . import geometry_lorentz, geometry_spd, geometry_sphere, geometry_stiefel
 from .codes import AGG_TANGENT, KARCHER_MAX_ITER, KARCHER_TOL
 from .families import LorentzDims, SPDDims, SphereDims, SphereRetrDims, StiefelDims, StiefelRetrDims
 
-__all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
-           "record", "f_sample", "dist", "full_grad", "agent_grad_by_samples", "record_by_samples", "clip_or_identity",
+__all__ = ["exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "add_clipped_batch", "grad_sample", "agent_grad",
+           "record", "f_sample", "dist", "full_grad", "agent_grad_by_samples", "record_by_samples",
+           "add_clipped_batch_by_samples", "clip_or_identity",
            "aggregate", "noisy_clipped_mean_into", "FAMILIES", "FAMILY_FUNCTIONS", "GENERIC", "family_of", "kernel_call"]
 
 #: dims class -> (module, suffix of the maps variant)
@@ -220,6 +221,39 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
     _compiled_only("add_clipped_grad")
 
 
+def add_clipped_batch(dims, x, Z, C, perm, off, b, tau, acc, work):
+    """acc += sum_{q < b} clip_tau(grad f_{off + perm[q]}(x)) in place (``work``: a scratch vector of
+    the point's length).
+
+    A stub resolved by the family of ``dims`` (the generic form: :func:`add_clipped_batch_by_samples`).
+    The clipped minibatch sum of Huang et al. (2024), Algorithm 2, line 4.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    perm : numpy.ndarray
+        The batch: rows ``off + perm[q]`` for ``q < b``.
+    off : int
+        First row of the agent in ``Z``.
+    b : int
+        Batch size.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    acc : numpy.ndarray
+        Running sum, updated in place.
+    work : numpy.ndarray
+        Scratch vector of the point's length.
+    """
+    _compiled_only("add_clipped_batch")
+
+
 def grad_sample(dims, x, Z, row, c):
     """grad f_ij(x) of the sample in row ``row`` of Z with scale c (a new array).
 
@@ -360,12 +394,12 @@ def dist(dims, x, y):
     _compiled_only("dist")
 
 
-FAMILY_FUNCTIONS = ("exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "grad_sample", "agent_grad",
-                    "record", "f_sample", "dist")
+FAMILY_FUNCTIONS = ("exp", "log", "transp", "norm", "noise_into", "add_clipped_grad", "add_clipped_batch",
+                    "grad_sample", "agent_grad", "record", "f_sample", "dist")
 
 #: functions a family may leave out: the generic form below (written on the family's other functions)
 #: is compiled instead
-GENERIC = ("agent_grad", "record")
+GENERIC = ("agent_grad", "record", "add_clipped_batch")
 
 
 def kernel_call(name, kernel):
@@ -427,6 +461,40 @@ def _register(name):
 
 for _name in FAMILY_FUNCTIONS:
     _register(_name)
+
+
+@njit(cache=True, inline="always")
+def add_clipped_batch_by_samples(dims, x, Z, C, perm, off, b, tau, acc, work):
+    """acc += sum_{q < b} clip_tau(grad f_{off + perm[q]}(x)), one :func:`add_clipped_grad` per sample
+    in batch order (for a family without its own ``add_clipped_batch``).
+
+    Huang et al. (2024), Algorithm 2, line 4.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    perm : numpy.ndarray
+        The batch: rows ``off + perm[q]`` for ``q < b``.
+    off : int
+        First row of the agent in ``Z``.
+    b : int
+        Batch size.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    acc : numpy.ndarray
+        Running sum, updated in place.
+    work : numpy.ndarray
+        Scratch vector of the point's length.
+    """
+    for q in range(b):
+        add_clipped_grad(dims, x, Z, C, off + perm[q], tau, acc, work)
 
 
 @njit(cache=True, inline="always")
@@ -590,8 +658,7 @@ def noisy_clipped_mean_into(dims, x, Z, C, perm, off, b, tau, sigma, st, mean, w
     """
     D = mean.shape[0]
     mean[:] = 0.0
-    for q in range(b):
-        add_clipped_grad(dims, x, Z, C, off + perm[q], tau, mean, work)
+    add_clipped_batch(dims, x, Z, C, perm, off, b, tau, mean, work)
     for j in range(D):
         mean[j] = mean[j] / b
     if sigma != 0.0:

@@ -9,7 +9,8 @@ and the sphere branch of ``reference/mechanisms.sample_tangent_gaussian_closed_f
 
 The per-sample work is in place (:func:`add_clipped_grad`: two passes over the sample, the first
 reading it from memory and computing z^T x and z^T z together, the second adding the clipped
-gradient into the running sum; no temporary array), and the history is one pass over the data
+gradient into the running sum; no temporary array; a minibatch by :func:`add_clipped_batch`, four
+samples per pass of the sum), and the history is one pass over the data
 (:func:`record`: f, grad f and the angle to x* together; the agents' sums in parallel by
 :func:`agent_sums`, reduced in agent order). Proofs note:
 ``proofs_notes/verified_trainers.md``.
@@ -27,7 +28,7 @@ from prirfed.verified.manifolds import sphere as vsphere
 from prirfed.verified.problems.sphere_pca import sphere_pca_rgrad_kernel, sphere_pca_rgrad_mean_kernel
 from prirfed.verified.randomness import normals_into
 
-__all__ = ["KERNELS", "norm", "noise_into", "add_clipped_grad", "grad_sample",
+__all__ = ["KERNELS", "norm", "noise_into", "clip_scale", "add_clipped_grad", "add_clipped_batch", "grad_sample",
            "agent_grad", "agent_sums", "record"]
 
 #: below this ratio ||z - a x||^2 / ||z||^2 the one-pass formula ||z||^2 - a^2 cancels too much, and
@@ -70,12 +71,53 @@ def noise_into(dims, x, sigma, st, out):
 
 
 @njit(cache=True, inline="always")
-def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
-    """acc += clip_tau(grad f_row(x)), grad f_row(x) = s (z - a x), s = -2 c a, a = z^T x, in place.
+def clip_scale(z, x, a, zz, c, tau):
+    """The scale g of one clipped gradient: clip_tau(grad f(x)) = g (z - a x), g = f s, s = -2 c a,
+    f = min(1, tau / ||grad f(x)||) (1 at a zero gradient and for tau = inf), a = z^T x, zz = z^T z.
 
-    ||grad||^2 = s^2 (||z||^2 - a^2) (x is a unit vector), from the same pass that gives a; when
-    that difference cancels (ratio below :data:`CANCELLATION`) the norm is recomputed exactly.
-    Clipping (reference: mechanisms.clip): the factor min(1, tau/||grad||) (1 at a zero gradient).
+    ||grad||^2 = s^2 (||z||^2 - a^2) (x is a unit vector); when that difference cancels (ratio below
+    :data:`CANCELLATION`) the norm is recomputed exactly from z - a x. Clipping as
+    reference mechanisms.clip, of Huang et al. (2024), Algorithm 2, line 4.
+
+    Parameters
+    ----------
+    z : numpy.ndarray
+        The sample.
+    x : numpy.ndarray
+        Current point (unit vector).
+    a : float
+        z^T x.
+    zz : float
+        z^T z.
+    c : float
+        The sample's loss scale.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+
+    Returns
+    -------
+    float
+        g.
+    """
+    s = -2.0 * c * a
+    f = 1.0
+    if tau != math.inf:
+        r2 = zz - a * a
+        if r2 <= CANCELLATION * zz:
+            r2 = 0.0
+            for k in range(z.shape[0]):
+                w = z[k] - a * x[k]
+                r2 += w * w
+        nrm = abs(s) * math.sqrt(r2)
+        if nrm != 0.0 and tau / nrm < 1.0:
+            f = tau / nrm
+    return f * s
+
+
+@njit(cache=True, inline="always")
+def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
+    """acc += clip_tau(grad f_row(x)), grad f_row(x) = s (z - a x), s = -2 c a, a = z^T x, in place
+    (the scale by :func:`clip_scale`).
 
     The clipped per-sample gradient of Huang et al. (2024), Algorithm 2, line 4, accumulated in place.
 
@@ -100,21 +142,84 @@ def add_clipped_grad(dims, x, Z, C, row, tau, acc, work):
     """
     z = Z[row]
     a, zz = dot_and_square_kernel(z, x)
-    s = -2.0 * C[row] * a
-    f = 1.0
-    if tau != math.inf:
-        r2 = zz - a * a
-        if r2 <= CANCELLATION * zz:
-            r2 = 0.0
-            for k in range(z.shape[0]):
-                w = z[k] - a * x[k]
-                r2 += w * w
-        nrm = abs(s) * math.sqrt(r2)
-        if nrm != 0.0 and tau / nrm < 1.0:
-            f = tau / nrm
-    fs = f * s
+    g = clip_scale(z, x, a, zz, C[row], tau)
     for k in range(z.shape[0]):
-        acc[k] += fs * (z[k] - a * x[k])
+        acc[k] += g * (z[k] - a * x[k])
+
+
+@njit(cache=True, inline="always")
+def add_clipped_batch(dims, x, Z, C, perm, off, b, tau, acc, work):
+    """acc += sum_{q < b} clip_tau(grad f_r(x)), r = off + perm[q], in place, four samples at a time.
+
+    Each clipped gradient is g_r (z_r - a_r x) (:func:`clip_scale`), so the sum is
+    sum_r g_r z_r - (sum_r g_r a_r) x: the first sum is built in ``work``, four rows per pass
+    ((g0 z0 + g1 z1) + (g2 z2 + g3 z3), one read and write of the sum per four samples), the second
+    as a scalar, and x is subtracted once at the end. The same value as :func:`add_clipped_grad`
+    over the batch up to rounding: both round at the scale eps sum_r |g_r| ||z_r|| (the subtraction
+    z - a x of one sample rounds at eps ||z||).
+
+    The clipped minibatch sum of Huang et al. (2024), Algorithm 2, line 4.
+
+    Parameters
+    ----------
+    dims : named tuple
+        Geometry family, an instance of a class of :mod:`prirfed.verified.trainers.families` (selects the kernels when the loop compiles).
+    x : numpy.ndarray
+        Current point, flat float64 array.
+    Z : numpy.ndarray
+        The samples of all agents, stacked (agent ``i``'s rows start at ``offsets[i]``).
+    C : numpy.ndarray
+        Per-sample scale of the loss, aligned with the rows of ``Z``.
+    perm : numpy.ndarray
+        The batch: rows ``off + perm[q]`` for ``q < b``.
+    off : int
+        First row of the agent in ``Z``.
+    b : int
+        Batch size.
+    tau : float
+        Clipping threshold (``inf``: no clipping).
+    acc : numpy.ndarray
+        Running sum, updated in place.
+    work : numpy.ndarray
+        Scratch vector of the point's length, overwritten.
+    """
+    D = x.shape[0]
+    for k in range(D):
+        work[k] = 0.0
+    xs = 0.0
+    q = 0
+    while q + 4 <= b:
+        r0 = off + perm[q]
+        r1 = off + perm[q + 1]
+        r2 = off + perm[q + 2]
+        r3 = off + perm[q + 3]
+        z0 = Z[r0]
+        z1 = Z[r1]
+        z2 = Z[r2]
+        z3 = Z[r3]
+        a0, q0 = dot_and_square_kernel(z0, x)
+        a1, q1 = dot_and_square_kernel(z1, x)
+        a2, q2 = dot_and_square_kernel(z2, x)
+        a3, q3 = dot_and_square_kernel(z3, x)
+        g0 = clip_scale(z0, x, a0, q0, C[r0], tau)
+        g1 = clip_scale(z1, x, a1, q1, C[r1], tau)
+        g2 = clip_scale(z2, x, a2, q2, C[r2], tau)
+        g3 = clip_scale(z3, x, a3, q3, C[r3], tau)
+        xs += (g0 * a0 + g1 * a1) + (g2 * a2 + g3 * a3)
+        for k in range(D):
+            work[k] += (g0 * z0[k] + g1 * z1[k]) + (g2 * z2[k] + g3 * z3[k])
+        q += 4
+    while q < b:
+        r = off + perm[q]
+        z = Z[r]
+        a, zz = dot_and_square_kernel(z, x)
+        g = clip_scale(z, x, a, zz, C[r], tau)
+        xs += g * a
+        for k in range(D):
+            work[k] += g * z[k]
+        q += 1
+    for k in range(D):
+        acc[k] += work[k] - xs * x[k]
 
 
 @njit(cache=True, inline="always")
