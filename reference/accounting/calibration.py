@@ -389,7 +389,7 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
             hi, e_hi = lo, e_lo
             step = min(factor, step * step)  # a hint that was too high: widen the steps again
             if n > max_iter:
-                raise ValueError(f"calibrate_sigma: eps({lo:.3g}) = {e_lo:.3g} still <= target {eps:g} after {n} halvings; no lower bracket")
+                raise ValueError(f"calibrate_sigma: eps({lo:.3g}) = {e_lo:.3g} still <= target {eps:g} after {n} evaluations; no lower bracket")
     else:
         history = [(hi, e_hi)]
         while e_hi > eps:
@@ -405,8 +405,8 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
                         f"(eps({s_old:.3g}) = {e_old:.6g}, eps({hi:.3g}) = {e_hi:.6g}); the event has a floor no noise removes "
                         "(e.g. an (eps, delta) part, or a delta target below its delta floor)"
                     )
-            if n > max_iter:
-                raise ValueError(f"calibrate_sigma: eps({hi:.3g}) = {e_hi:.3g} still > target {eps:g} after {n} doublings; no upper bracket")
+            if n > max_iter and e_hi > eps:  # (an evaluation that met the target found the bracket)
+                raise ValueError(f"calibrate_sigma: eps({hi:.3g}) = {e_hi:.3g} still > target {eps:g} after {n} evaluations; no upper bracket")
     # regula falsi (Illinois) on g(x) = log eps(e^x) - log eps over the bracket [log lo, log hi]
     target = math.log(eps)
 

@@ -171,8 +171,10 @@ def test_calibration_of_whole_runs_round_trip():
         (lambda: cal.calibrate_sigma(lambda s: math.nan, 1.0), r"^calibrate_sigma: eps_of_sigma\(1\) returned NaN$"),
         # eps(sigma) = 0.5 <= 1 everywhere: five halvings of sigma0 = 1 reach 1/32 = 0.03125 when max_iter = 5 runs out
         (lambda: cal.calibrate_sigma(lambda s: 0.5, 1.0, max_iter=5),
-         r"^calibrate_sigma: eps\(0\.0312\) = 0\.5 still <= target 1 after \d+ halvings; no lower bracket$"),
+         r"^calibrate_sigma: eps\(0\.0312\) = 0\.5 still <= target 1 after 6 evaluations; no lower bracket$"),
         (lambda: pa.blackbox_exact_delta(0.15, 1e-4, 0.1, 5, -0.1), r"^blackbox_exact_delta: eps_prime must be >= 0 \(got eps_prime = -0\.1\)$"),
+        # the settings are validated before the search, each under its own name (tau, not sigma)
+        (lambda: cal.calibrate_sigma_dp_rsgd(1.0, 1e-5, 3, -1.0, 100, 10), r"^dp_rsgd_event: tau must be finite and > 0 \(got tau = -1\)$"),
     ],
 )
 def test_bad_input(f, match):
@@ -355,3 +357,15 @@ def test_calibrate_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacen
     assert c.sigma == hi and np.nextafter(lo, math.inf) == hi and 1e-300 / hi <= 0.7 < 1e-300 / lo
     exact = Fraction(1e-300) / Fraction(7, 10)
     assert abs(Fraction(hi) - exact) <= 2 * Fraction(hi - lo)
+
+
+def test_calibrate_sigma_brackets_within_max_iter_evaluations():
+    """eps(sigma) = 1 / sigma from sigma0 = 1 to the target 1/16: sigma = 1, 2, 4, 8, 16 are 5
+    evaluations; the fifth meets the target, so the bracket is found and the answer is 16 (closed
+    form; it was refused saying eps(16) = 0.0625 was "still > target 0.0625"). 1/64 needs sigma = 64:
+    after 5 evaluations eps(16) is still above it, and the refusal says so."""
+    c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 16, max_iter=4)
+    assert c.sigma == 16.0 and c.eps_at_sigma == 1.0 / 16
+    with pytest.raises(ValueError, match=r"^calibrate_sigma: eps\(16\) = 0\.0625 still > target 0\.015625 after 5 evaluations; "
+                                         r"no upper bracket$"):
+        cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 64, max_iter=4)
