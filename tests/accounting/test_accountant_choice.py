@@ -88,3 +88,25 @@ def test_best_says_why_when_no_accountant_bounds_the_event():
     assert not PldAccountant(relation=ADD_REMOVE).supports(ev) and not RdpAccountant(relation=ADD_REMOVE).supports(ev)
     with pytest.raises(ValueError, match=r"^PldAccountant: PoissonSampled is only bounded for a Gaussian inner event \(ZDW22 Thm 11\)$"):
         epsilon(ev, 1e-5)
+
+
+def test_privacy_report_with_an_accountant_that_cannot_bound_the_event_says_why():
+    """An (eps, delta) event with delta > 0 has no finite RDP (Mironov 2017: the Renyi divergence of
+    such a pair is infinite), so a report asked of the RDP accountant is refused with its reason."""
+    with pytest.raises(ValueError, match=r"^RdpAccountant: an \(eps, delta\) event with delta = 1e-06 > 0 has no finite RDP bound$"):
+        privacy_report(SelfComposed(EpsilonDelta(0.1, 1e-6), 3), 1e-4, accountant="rdp")
+
+
+def test_worst_case_of_asymmetric_parties_is_the_worse_party():
+    """Parallel composition (McSherry 2009): the record is in one party's data, so eps of the worst
+    case is the larger of the parties' eps. Two Poisson-subsampled Gaussians (add/remove: the two
+    orders of each pair differ, so the maximum of the curves is taken per order) against each
+    party alone (each checked against dp-accounting in test_peer_pld): never below, and above by at
+    most 2% (the maximum of the two discrete curves is discretised once more, pessimistically: 0.8%
+    here)."""
+    from prirfed.reference.accounting.events import ADD_REMOVE, PoissonSampled, WorstCase
+
+    parties = (SelfComposed(PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE)), 20), SelfComposed(PoissonSampled(0.3, Gaussian(2.0, ADD_REMOVE)), 20))
+    each = [PldAccountant(relation=ADD_REMOVE).compose(p).get_epsilon(1e-5) for p in parties]
+    both = PldAccountant(relation=ADD_REMOVE).compose(WorstCase(parties)).get_epsilon(1e-5)
+    assert max(each) * (1 - 1e-9) <= both <= max(each) * 1.02

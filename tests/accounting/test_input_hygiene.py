@@ -133,15 +133,19 @@ def test_check_probability_says_by_how_much_with_a_positive_distance(q, off):
         ev.check_probability("f", q)
 
 
-def test_composed_normalises_its_events_to_a_tuple():
-    """Composed([a, b]) stores a tuple: equal to Composed((a, b)), hashable (frozen events are
-    dictionary keys in the accountants' caches), and not aliased to the caller's list."""
+def _assert_stores_a_tuple(cls):
+    """cls([a, b]) stores a tuple: equal to cls((a, b)), hashable (frozen events are dictionary keys
+    in the accountants' caches), and not aliased to the caller's list."""
     a, b = ev.Gaussian(1.0), ev.Gaussian(2.0)
     events = [a, b]
-    c = ev.Composed(events)
-    assert isinstance(c.events, tuple) and c == ev.Composed((a, b)) and hash(c) == hash(ev.Composed((a, b)))
+    c = cls(events)
+    assert isinstance(c.events, tuple) and c == cls((a, b)) and hash(c) == hash(cls((a, b)))
     events.append(ev.Gaussian(3.0))
     assert len(c.events) == 2
+
+
+def test_composed_normalises_its_events_to_a_tuple():
+    _assert_stores_a_tuple(ev.Composed)
 
 
 @pytest.mark.parametrize("inner", ["gaussian", 1.0, None])
@@ -189,3 +193,16 @@ def test_event_checks_accept_their_boundary_values():
     assert (m.shift_common, m.shift_rare, m.p_rare, m.shift_sample) == (0.0, 0.0, 1.0, 0.0)
     assert ev.check_positive("f", "x", 5e-324) == 5e-324
     assert ev.WorstCase((ev.Gaussian(1.0, ev.ADD_REMOVE),)).relation == ev.ADD_REMOVE
+
+
+def test_worst_case_and_mixture_store_normalised_fields():
+    """WorstCase stores its events as a tuple (hashable, equal to the tuple-built event, not aliased to
+    the caller's list), and MixtureOfGaussians stores its numbers as floats: Decimal and Fraction
+    inputs become the same event as 0.25, 1.5 and 0.125 (exact binary fractions)."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    _assert_stores_a_tuple(ev.WorstCase)
+    m = ev.MixtureOfGaussians(Decimal("0.25"), Fraction(3, 2), Fraction(1, 8), shift_sample=Decimal("1.5"))
+    assert all(type(v) is float for v in (m.shift_common, m.shift_rare, m.p_rare, m.shift_sample))
+    assert m == ev.MixtureOfGaussians(0.25, 1.5, 0.125, shift_sample=1.5)

@@ -186,3 +186,12 @@ def test_paper_accountant_on_subsampled_composed_and_few_rounds():
     assert acc.epsilon_delta(Composed((EpsilonDelta(0.1, 1e-6), EpsilonDelta(0.2, 2e-6)))) == pytest.approx((0.3, 3e-6), rel=1e-15)
     assert acc.epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 50)) == pytest.approx((7.5, 5e-3), rel=1e-15)
     assert paper.PaperAccountant(delta_prime=1e-3).epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 2)) == pytest.approx((0.3, 2e-4), rel=1e-15)
+
+
+def test_lemma_4_1_where_both_terms_of_the_large_eps_form_count():
+    """log(1 + rho (e^eps - 1)) at eps = 700 is evaluated as eps + log(rho + (1 - rho) e^{-eps}); with
+    rho = 1e-304 both terms are about 1e-304 (e^-700 = 9.9e-305), so the (1 - rho) weight shows:
+    50-digit mpmath gives 0.700238008480711 (1e-12 relative)."""
+    with mp.workdps(50):
+        want = mp.log1p(mp.mpf(1e-304) * mp.expm1(700))
+    assert subsampling_lemma_4_1(700.0, 0.0, 1e-304) == pytest.approx((float(want), 0.0), rel=1e-12)

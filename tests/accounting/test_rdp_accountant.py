@@ -631,3 +631,10 @@ def test_order_search_extends_below_the_smallest_default_order():
     eps, order = rdp.RdpAccountant().compose(Gaussian(1e-4)).get_epsilon_and_order(0.5, "classical")
     assert best <= eps <= best * (1 + 1e-6)
     assert 1.0 < order < rdp.DEFAULT_ORDERS.min()
+
+
+def test_lemma_3_precondition_scales_with_the_lipschitz_constant():
+    """sigma^2 >= 4 L0^2 / b^2 at L0 = 2, b = 10 needs sigma^2 >= 0.16 (by hand): sigma = 0.39 gives
+    0.1521 and is refused with both numbers (at L0 = 1, the value every other test uses, L0^2 = L0)."""
+    with pytest.raises(ValueError, match=r"^lemma_3_moments_bound: needs sigma\^2 >= 4 L0\^2 / b\^2 \(sigma\^2 = 0\.1521 < 0\.16\)$"):
+        rdp.lemma_3_moments_bound(0.01, 2.0, 10**6, 10, 0.39)
