@@ -155,7 +155,7 @@ def add_clipped_batch(dims, x, Z, C, perm, off, b, tau, acc, work):
     sum_r g_r z_r - (sum_r g_r a_r) x: the first sum is built in ``work``, four rows per pass
     ((g0 z0 + g1 z1) + (g2 z2 + g3 z3), one read and write of the sum per four samples), the second
     as a scalar, and x is subtracted once at the end. The same value as :func:`add_clipped_grad`
-    over the batch up to rounding: both round at the scale eps sum_r |g_r| ||z_r|| (the subtraction
+    over the batch up to rounding: both round at the scale ``eps * sum_r |g_r| ||z_r||`` (the subtraction
     z - a x of one sample rounds at eps ||z||).
 
     The clipped minibatch sum of Huang et al. (2024), Algorithm 2, line 4.
