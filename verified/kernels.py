@@ -17,7 +17,8 @@
   dependent adds that dominated at n = 25.) Plain IEEE multiplies and adds in a fixed order, no fastmath flag, so the
   value is the same on every machine whatever its vector width. The rounding differs from a single
   running sum by a few ulps of the sum of ``|terms|`` (the reference's BLAS ``@`` sums in its own
-  blocked order too). Times: ``benchmarks/RESULTS.md``, issue 16.
+  blocked order too). Times: ``benchmarks/RESULTS.md``, section "before and after two changes of
+  2026-11-28".
 
 Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a))``,
 ``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/verified/test_trainer_layout.py``.

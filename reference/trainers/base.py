@@ -234,8 +234,8 @@ def batch_indices(rng, n: int, b: int) -> np.ndarray:
     nothing from ``rng``; a smaller batch is :func:`sample_without_replacement` (b draws). The law of
     the batch as a set is the same either way, and a trainer only sums over it, so the order matters
     only for the rounding of the sum and for memory access (rows in order are read sequentially, and
-    the shuffle's b draws are saved; the times before and after are in benchmarks/RESULTS.md, issue
-    16, 2026-11-28). The verified twin is :func:`prirfed.verified.randomness.batch_into`.
+    the shuffle's b draws are saved; the times before and after are in benchmarks/RESULTS.md, section
+    "before and after two changes of 2026-11-28"). The verified twin is :func:`prirfed.verified.randomness.batch_into`.
 
     Helper, not a paper formula: a sampler.
 
