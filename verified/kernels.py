@@ -13,15 +13,16 @@
   four vector accumulators V0..V3 (16 partial sums: V_q lane l sums the entries k = 16 i + 4 q + l),
   then over the ``m4 = (n mod 16) // 4`` blocks of 4 that follow into a fifth, W; reduced in the fixed
   order U = ((V0 + V1) + (V2 + V3)) + W, then lanes ((u0 + u1) + (u2 + u3)); the last ``n mod 4``
-  entries are summed in order and added last. (A scalar tail of up to 15 entries was a chain of
-  dependent adds that dominated at n = 25.) Plain IEEE multiplies and adds in a fixed order, no fastmath flag, so the
-  value is the same on every machine whatever its vector width. The rounding differs from a single
+  entries are summed in order and added last (a scalar tail of up to 15 entries was a chain of
+  dependent adds that dominated at n = 25). Plain IEEE multiplies and adds in a fixed order, no
+  fastmath flag, so the value is the same on every machine whatever its vector width. The rounding differs from a single
   running sum by a few ulps of the sum of ``|terms|`` (the reference's BLAS ``@`` sums in its own
   blocked order too). Times: ``benchmarks/RESULTS.md``, section "before and after two changes of
   2026-11-28".
 
 Mirrors no single reference module: the reference writes ``np.all(np.isfinite(a))``,
-``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/verified/test_trainer_layout.py``.
+``0.5 * (a + a.T)`` and ``a @ b`` inline. Tested in ``tests/kernels/test_kernels.py`` (known answers)
+and ``tests/verified/test_trainer_layout.py``.
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ def matmul_kernel(a, b):
     return out
 
 
-def _vector_sums(context, builder, arrays, m16, m4, squares):
-    """LLVM IR of the block sums: for each (u, v) in ``squares``, sum u * v over the first
+def _vector_sums(context, builder, arrays, m16, m4, products):
+    """LLVM IR of the block sums: for each pair (u, v) of array indices in ``products``, sum u * v over the first
     ``16 m16 + 4 m4`` entries in <4 x double> accumulators, reduced to one double in the fixed order
     of the module docstring."""
     f64 = ir.DoubleType()
@@ -116,11 +117,11 @@ def _vector_sums(context, builder, arrays, m16, m4, squares):
 
     def accumulate(acc, off):
         vec = [builder.load(builder.bitcast(builder.gep(d, [off]), vty.as_pointer()), align=8) for d in data]
-        for a, (u, v) in zip(acc, squares):
+        for a, (u, v) in zip(acc, products):
             builder.store(builder.fadd(builder.load(a), builder.fmul(vec[u], vec[v])), a)
 
-    V = [[cgutils.alloca_once_value(builder, zero) for _ in squares] for _ in range(4)]
-    W = [cgutils.alloca_once_value(builder, zero) for _ in squares]
+    V = [[cgutils.alloca_once_value(builder, zero) for _ in products] for _ in range(4)]
+    W = [cgutils.alloca_once_value(builder, zero) for _ in products]
     with cgutils.for_range(builder, m16) as loop:
         base = builder.mul(loop.index, ir.Constant(intp, BLOCK))
         for q in range(4):
@@ -129,7 +130,7 @@ def _vector_sums(context, builder, arrays, m16, m4, squares):
     with cgutils.for_range(builder, m4) as loop:
         accumulate(W, builder.add(start, builder.mul(loop.index, ir.Constant(intp, _LANES))))
     out = []
-    for k in range(len(squares)):
+    for k in range(len(products)):
         v0, v1, v2, v3, w = (builder.load(a[k]) for a in (*V, W))
         u = builder.fadd(builder.fadd(builder.fadd(v0, v1), builder.fadd(v2, v3)), w)
         lane = [builder.extract_element(u, ir.Constant(ir.IntType(32), j)) for j in range(_LANES)]

@@ -197,14 +197,14 @@ def add_clipped_batch(dims, x, Z, C, perm, off, b, tau, acc, work):
         z1 = Z[r1]
         z2 = Z[r2]
         z3 = Z[r3]
-        a0, q0 = dot_and_square_kernel(z0, x)
-        a1, q1 = dot_and_square_kernel(z1, x)
-        a2, q2 = dot_and_square_kernel(z2, x)
-        a3, q3 = dot_and_square_kernel(z3, x)
-        g0 = clip_scale(z0, x, a0, q0, C[r0], tau)
-        g1 = clip_scale(z1, x, a1, q1, C[r1], tau)
-        g2 = clip_scale(z2, x, a2, q2, C[r2], tau)
-        g3 = clip_scale(z3, x, a3, q3, C[r3], tau)
+        a0, zz0 = dot_and_square_kernel(z0, x)
+        a1, zz1 = dot_and_square_kernel(z1, x)
+        a2, zz2 = dot_and_square_kernel(z2, x)
+        a3, zz3 = dot_and_square_kernel(z3, x)
+        g0 = clip_scale(z0, x, a0, zz0, C[r0], tau)
+        g1 = clip_scale(z1, x, a1, zz1, C[r1], tau)
+        g2 = clip_scale(z2, x, a2, zz2, C[r2], tau)
+        g3 = clip_scale(z3, x, a3, zz3, C[r3], tau)
         xs += (g0 * a0 + g1 * a1) + (g2 * a2 + g3 * a3)
         for k in range(D):
             work[k] += (g0 * z0[k] + g1 * z1[k]) + (g2 * z2[k] + g3 * z3[k])

@@ -6,7 +6,8 @@ same random draws (the contract in that module's docstring; the policy in
 :mod:`prirfed.reference.randomness`): one stream per (round t, agent i), in it, in order,
 
 - DP-RSGD, per step k: the batch (``batch_into``: ``b_i`` bounded integers ``integers(j, N_i)``,
-  partial Fisher-Yates; none for a full batch, which is the rows in order), then if sigma_i > 0 the tangent noise (the O(dim) closed form of the geometry,
+  partial Fisher-Yates; none for a full batch, which is the rows in order), then if sigma_i > 0 the
+  tangent noise (the O(dim) closed form of the geometry,
   :func:`prirfed.verified.trainers.geometry.noise_into`); Option 2: one ``integers(0, K + 1)``.
 - DP-RSVRG, per inner step: ``integers(0, N_i)``, then the noise if sigma_i > 0; Option 2: one
   ``integers(0, K * m)``.
