@@ -101,3 +101,12 @@ def test_check_real_with_allow_zero_takes_zero_and_fractions():
         check_real("g", "L", -1e-300, allow_zero=True)
     with pytest.raises(ValueError, match=r"^g: L must be finite and > 0 \(got L = 0\.0\)$"):
         check_real("g", "L", 0.0)
+
+
+def test_check_int_names_the_bound_it_misses_when_it_sits_on_the_other():
+    """The message names the bound the value misses: 5 in [5, 3] meets the lower bound and is over the
+    upper one by 2 (not 'short by 0'); an empty range refuses every value."""
+    with pytest.raises(ValueError, match=r"^f: k must be in \[5, 3\] \(got k = 5, over by 2\)$"):
+        check_int("f", "k", 5, 5, 3)
+    with pytest.raises(ValueError, match=r"^f: k must be in \[5, 3\] \(got k = 3, short by 2\)$"):
+        check_int("f", "k", 3, 5, 3)
