@@ -67,3 +67,32 @@ def test_tangent_mean_takes_fractional_weights_and_refuses_negative_ones():
     np.testing.assert_allclose(tangent_mean(E, x, [a, b], weights=[1.0, 3.0]), [6.0, 1.0], atol=1e-15)
     with pytest.raises(ValueError, match=r"weights must be finite, >= 0 and not all 0"):
         tangent_mean(E, x, [a, b], weights=[-0.5, 1.5])
+
+
+def test_karcher_mean_iterations_start_tolerance_and_refusals_on_a_line():
+    """On R^1 the Karcher gradient at x is mean(x_i) - x, so one unit step lands on the mean: every count
+    below is a hand computation. The default start is the first point (0 iterations when it is the
+    mean), max_iter = 1 suffices for one step and its check, the stop rule is gradient norm <= tol
+    (inclusive: norm exactly tol stops at once), a run that cannot reach tol raises, and tol and
+    max_iter are checked."""
+    E = Euclidean(1)
+    pts = [np.array([0.0]), np.array([-1.0]), np.array([1.0])]
+    m, it = karcher_mean(E, pts)
+    assert m[0] == 0.0 and it == 0  # the default start points[0] is the mean
+    m, it = karcher_mean(E, [np.array([-1.0]), np.array([1.0])], x0=np.array([3.0]), max_iter=1)
+    assert m[0] == 0.0 and it == 1  # gradient -3 at 3 (weights 1/2, exact), then 0 at 0
+    two = [np.array([0.0]), np.array([2.0])]
+    m, it = karcher_mean(E, two, tol=1.0)  # gradient at 0 is 1.0 = tol: stop there
+    assert m[0] == 0.0 and it == 0
+    # on S^2 from e_1 towards e_2 and e_3: the first step (gradient pi/4 (e_2 + e_3)) stops at angle
+    # pi/(2 sqrt 2) ~ 1.11 short of the mean (e_2 + e_3)/sqrt 2 at angle pi/2, so max_iter = 1 is too few
+    S = Sphere(2)
+    e1, e2, e3 = np.eye(3)
+    with pytest.raises(ValueError, match=r"^karcher_mean: gradient norm \d\.\d{3}e-01 > tol 1\.0e-10 after 1 iterations$"):
+        karcher_mean(S, [e2, e3], x0=e1, max_iter=1)
+    m, _ = karcher_mean(S, [e2, e3], x0=e1)
+    np.testing.assert_allclose(m, (e2 + e3) / np.sqrt(2.0), rtol=0, atol=1e-10)
+    for kw, msg in (({"tol": 0.0}, "karcher_mean: tol must be a positive finite number"),
+                    ({"max_iter": -1}, r"karcher_mean: max_iter must be >= 1")):
+        with pytest.raises(ValueError, match=msg):
+            karcher_mean(E, pts, **kw)
