@@ -195,3 +195,37 @@ def test_lemma_4_1_where_both_terms_of_the_large_eps_form_count():
     with mp.workdps(50):
         want = mp.log1p(mp.mpf(1e-304) * mp.expm1(700))
     assert subsampling_lemma_4_1(700.0, 0.0, 1e-304) == pytest.approx((float(want), 0.0), rel=1e-12)
+
+
+def test_lemma_4_1_on_both_sides_of_the_switch_to_the_large_eps_form():
+    """log(1 + rho (e^eps - 1)) where the two evaluations differ (50-digit mpmath): at eps = 400,
+    rho = 1e-304 the value is 5.22e-131, which the large-eps form eps + log(rho + (1 - rho) e^-eps)
+    loses to cancellation (it gives about 0); at eps = 710 e^eps overflows float64, so only the
+    large-eps form is finite: 710 - log 2 + log(1 + e^-710) = 709.306852819440 at rho = 1/2."""
+    for eps, rho in ((400.0, 1e-304), (710.0, 0.5)):
+        with mp.workdps(50):
+            want = float(mp.log1p(mp.mpf(rho) * mp.expm1(eps)))
+        assert subsampling_lemma_4_1(eps, 0.0, rho) == pytest.approx((want, 0.0), rel=1e-14)
+
+
+def test_advanced_composition_where_e_to_the_eps_is_large_or_overflows():
+    """sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1) at eps = 400, k = 1, delta' = 1/2:
+    2.08858787590566e176 (50-digit mpmath; e^400 is a float64); at eps = 710 e^eps overflows and the
+    bound is inf (vacuous), as documented, not an OverflowError."""
+    with mp.workdps(50):
+        want = float(mp.sqrt(2 * mp.log(2)) * 400 + 400 * mp.expm1(400))
+    e, d = advanced_composition(400.0, 1e-7, 1, 0.5)
+    assert e == pytest.approx(want, rel=1e-14) and d == pytest.approx(0.5 + 1e-7, rel=1e-15)
+    assert advanced_composition(710.0, 0.0, 3, 0.5) == (math.inf, 0.5)
+
+
+def test_group_privacy_where_e_to_the_exponent_overflows_but_the_delta_term_does_not():
+    """c e^{(c-1) eps} delta at c = 710, eps = 1, delta = 1e-320 (a subnormal): e^709 is 8.2e307 but
+    the product is 5.835e-10 (50-digit mpmath on the same float delta), a finite delta, not inf;
+    at delta = 1e-6 the product 5.8e305 is finite too, and at c = 800 it overflows (inf)."""
+    for c, delta in ((710, 1e-320), (710, 1e-6)):
+        with mp.workdps(50):
+            want = float(c * mp.exp(c - 1) * mp.mpf(delta))
+        e, d = group_privacy(1.0, delta, c)
+        assert e == float(c) and d == pytest.approx(want, rel=1e-12)
+    assert group_privacy(1.0, 1e-6, 800) == (800.0, math.inf)
