@@ -199,10 +199,14 @@ def group_privacy(eps: float, delta: float, c: int) -> tuple[float, float]:
     if delta == 0:
         return c * eps, 0.0
     x = (c - 1) * eps
-    if x < 709.0:
-        return c * eps, c * math.exp(x) * delta
-    lg = x + math.log(c * delta)  # e^x overflows, the product need not (delta far below 1)
-    return c * eps, (math.exp(lg) if lg < 709.0 else math.inf)
+    try:
+        return c * eps, math.exp(x) * (c * delta)
+    except OverflowError:  # e^x overflows, the product need not (delta far below 1): in logs
+        pass
+    try:
+        return c * eps, math.exp(x + math.log(c * delta))
+    except OverflowError:
+        return c * eps, math.inf
 
 
 def preprocessing_theorem_4_1(eps: float, delta: float, c: int) -> tuple[float, float]:

@@ -200,12 +200,13 @@ def test_lemma_4_1_where_both_terms_of_the_large_eps_form_count():
 def test_lemma_4_1_on_both_sides_of_the_switch_to_the_large_eps_form():
     """log(1 + rho (e^eps - 1)) where the two evaluations differ (50-digit mpmath): at eps = 400,
     rho = 1e-304 the value is 5.22e-131, which the large-eps form eps + log(rho + (1 - rho) e^-eps)
-    loses to cancellation (it gives about 0); at eps = 710 e^eps overflows float64, so only the
+    loses to cancellation (it gives 0); at eps = 710 e^eps overflows float64, so only the
     large-eps form is finite: 710 - log 2 + log(1 + e^-710) = 709.306852819440 at rho = 1/2."""
     for eps, rho in ((400.0, 1e-304), (710.0, 0.5)):
         with mp.workdps(50):
             want = float(mp.log1p(mp.mpf(rho) * mp.expm1(eps)))
-        assert subsampling_lemma_4_1(eps, 0.0, rho) == pytest.approx((want, 0.0), rel=1e-14)
+        e, d = subsampling_lemma_4_1(eps, 0.0, rho)
+        assert e == pytest.approx(want, rel=1e-14, abs=0) and d == 0.0
 
 
 def test_advanced_composition_where_e_to_the_eps_is_large_or_overflows():
@@ -219,13 +220,28 @@ def test_advanced_composition_where_e_to_the_eps_is_large_or_overflows():
     assert advanced_composition(710.0, 0.0, 3, 0.5) == (math.inf, 0.5)
 
 
-def test_group_privacy_where_e_to_the_exponent_overflows_but_the_delta_term_does_not():
-    """c e^{(c-1) eps} delta at c = 710, eps = 1, delta = 1e-320 (a subnormal): e^709 is 8.2e307 but
-    the product is 5.835e-10 (50-digit mpmath on the same float delta), a finite delta, not inf;
-    at delta = 1e-6 the product 5.8e305 is finite too, and at c = 800 it overflows (inf)."""
-    for c, delta in ((710, 1e-320), (710, 1e-6)):
-        with mp.workdps(50):
-            want = float(c * mp.exp(c - 1) * mp.mpf(delta))
-        e, d = group_privacy(1.0, delta, c)
-        assert e == float(c) and d == pytest.approx(want, rel=1e-12)
-    assert group_privacy(1.0, 1e-6, 800) == (800.0, math.inf)
+@pytest.mark.parametrize("c,eps,delta,rel", [
+    (400, 1.0, 1e-6, 1e-15),  # e^399 is a float64: the direct product, three roundings
+    (710, 1.0, 1e-6, 1e-12),  # e^709 * 710e-6 = 5.8e305: finite
+    (710, 1.0, 1e-320, 1e-12),  # e^709 * 7.1e-318 = 5.8e-10
+    (570, 1.25, 1e-320, 1e-12),  # e^711.25 overflows; the product is 1.4e-8
+])
+def test_group_privacy_where_e_to_the_exponent_is_large_or_overflows(c, eps, delta, rel):
+    """(c eps, c e^{(c-1) eps} delta) of Dwork and Roth against 50-digit mpmath on the same float delta
+    (1e-320 is a subnormal): a finite delta where e^{(c-1) eps} overflows float64 (it was inf), and
+    the direct product to rounding where it does not (rel 1e-12 allows the log form's error,
+    about 700 ulp of its exponent)."""
+    with mp.workdps(50):
+        want = float(c * mp.exp((c - 1) * mp.mpf(eps)) * mp.mpf(delta))
+    e, d = group_privacy(eps, delta, c)
+    assert e == c * eps and d == pytest.approx(want, rel=rel, abs=0)
+
+
+def test_group_privacy_beyond_float64_and_its_refusal():
+    """c e^{(c-1) eps} delta = 800 e^998.75 1e-6 (eps = 1.25) is about e^991.6, above 1.8e308: inf
+    (documented), with c eps = 1000; delta = 0 stays 0 at that size (0 times a finite number); a
+    group of 0 is refused at the boundary c = 0."""
+    assert group_privacy(1.25, 1e-6, 800) == (1000.0, math.inf)
+    assert group_privacy(1.25, 0.0, 800) == (1000.0, 0.0)
+    with pytest.raises(ValueError, match=r"^group_privacy: c must be >= 1"):
+        group_privacy(1.0, 1e-6, 0)
