@@ -549,3 +549,102 @@ def test_dot2_of_non_finite_input_is_the_plain_sum():
         assert f(np.array([np.inf, 1.0]), np.array([-1.0, 1.0])) == -math.inf
         assert math.isnan(f(np.array([np.nan, 1.0]), np.array([1.0, 1.0])))
         assert f(np.array([1e308, -1e308, 1e308]), np.array([2.0, 2.0, 0.5])) == 5e307
+
+
+# ---------------------------------------------------------------------------- thresholds at their switch points
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_transport_of_a_quarter_turn_on_the_axes(cls):
+    """From e_0 to e_1 (x^T y = 0, ||P_x y|| = 1 exactly): the rotation by pi/2 in the (e_0, e_1) plane
+    takes e_1 to -e_0 and fixes e_2 (a hand computation; a mutant taking ||P_x y|| = 1 for y = x
+    returned v unchanged and passed every test, whose pairs never had ||P_x y|| exactly 1)."""
+    M = cls(2)
+    e0, e1, e2 = np.eye(3)
+    np.testing.assert_allclose(M.transp(e0, e1, e1), -e0, rtol=0, atol=1e-16)
+    np.testing.assert_array_equal(M.transp(e0, e1, e2), e2)
+    np.testing.assert_allclose(M.log(e0, e1), (math.pi / 2) * e1, rtol=0, atol=1e-16)
+
+
+def _antipodal_pair(a):
+    """x = e_0 and y = (-1, a, 0): ||x + y|| = a exactly (1 - 1 = 0), ||y|| = 1 to within a^2/2."""
+    return np.array([1.0, 0.0, 0.0]), np.array([-1.0, a, 0.0])
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_antipodal_threshold_is_refused_at_itself_and_passed_just_above(cls):
+    """log and transp refuse ||x + y|| <= ANTIPODAL_TOL, the threshold itself included, and just above
+    it (the next double) return the 50-digit Log and rotation-form transport of the double inputs (the
+    tests had reached 1e-9 and 1e-6, never the threshold)."""
+    M = cls(2)
+    x, y = _antipodal_pair(ANTIPODAL_TOL)
+    for call in (lambda: M.log(x, y), lambda: M.transp(x, y, np.array([0.0, 1.0, 0.0]))):
+        with pytest.raises(ValueError, match=r"y is \(numerically\) antipodal to x \(\|\|x \+ y\|\| = 1\.49e-08"):
+            call()
+    x, y = _antipodal_pair(math.nextafter(ANTIPODAL_TOL, 1.0))
+    theta, want = mp_log(x, y)
+    np.testing.assert_allclose(M.log(x, y), want, rtol=4 * EPS, atol=0)
+    for v in (np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.3, 0.4])):
+        np.testing.assert_allclose(M.transp(x, y, v), mp_transp(x, y, v), rtol=0, atol=4 * EPS)
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_inv_retr_refuses_the_hemisphere_threshold_itself(cls):
+    """inv_retr refuses x^T y <= ANTIPODAL_TOL: at x^T y = ANTIPODAL_TOL exactly (x = e_0) it raises;
+    at the next double it returns P_x y/(x^T y) = (0, y_1/y_0, 0) (50 digits: ~6.7e7 long)."""
+    M = cls(2)
+    x = np.array([1.0, 0.0, 0.0])
+    c = ANTIPODAL_TOL
+    with pytest.raises(ValueError, match=r"inv_retr: y is not in the open hemisphere.*x\^T y = 1\.49e-08"):
+        M.inv_retr(x, np.array([c, math.sqrt(1.0 - c * c), 0.0]))
+    c = math.nextafter(ANTIPODAL_TOL, 1.0)
+    y = np.array([c, math.sqrt(1.0 - c * c), 0.0])
+    want = float(mpmath.mpf(float(y[1])) / mpmath.mpf(c))
+    got = M.inv_retr(x, y)
+    assert got[0] == 0.0 and got[2] == 0.0 and abs(got[1] - want) <= 2 * math.ulp(want)
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_tangent_tolerance_is_tol_times_max_of_1_and_the_norm(cls):
+    """|x^T v| <= tol max(1, ||v||), inclusive: at x = e_2 and ||v|| <= 1 the bound is tol itself
+    (|x^T v| = tol accepted, the next double refused), for ||v|| = 1/2 it is still tol (not tol/2), for
+    ||v|| = 3/2 it is 1.5 tol; the message gives the scaled tolerance (the tests used ||v|| = 1 and 1e6
+    and never sat on the bound, so constants 2 and 1/2 in place of the 1 survived)."""
+    M = cls(2)
+    x, tol = np.array([0.0, 0.0, 1.0]), M.tol
+    for v in (np.array([0.5, 0.0, tol]), np.array([0.0, 0.5, tol]), np.array([1.5, 0.0, 1.4 * tol])):
+        M.check_tangent(x, v)
+    for v in (np.array([0.5, 0.0, math.nextafter(tol, 1.0)]), np.array([1.0, 0.0, 1.5 * tol]),
+              np.array([1.5, 0.0, 1.6 * tol])):
+        with pytest.raises(ValueError, match="not tangent at x"):
+            M.check_tangent(x, v)
+    with pytest.raises(ValueError, match=r"\(\|x\^T v\| = 1\.0e\+00, tolerance 1\.0e-04 = 1\.0e-10 \* max\(1, \|\|v\|\| = 1e\+06\)\)$"):
+        M.check_tangent(x, np.array([1e6, 0.0, 1.0]))
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_point_tolerance_is_inclusive(cls):
+    """Sphere(450): tol = 1000 * 451 * eps (> 1e-10), a multiple of eps, so ||x|| = 1 + 451000 eps (x a
+    multiple of e_0: its norm is exact) sits on the bound and is a point; one eps more is not."""
+    M = cls(450)
+    assert M.tol == 451000 * EPS
+    x = np.zeros(451)
+    x[0] = 1.0 + 451000 * EPS
+    M.check_point(x)
+    x[0] = 1.0 + 451001 * EPS
+    with pytest.raises(ValueError, match=r"x is not on the sphere \(\| \|\|x\|\| - 1 \| = 1\.0e-10, tolerance 1\.0e-10\)"):
+        M.check_point(x)
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_log_and_transport_at_their_form_switch_x_dot_y_equal_0(cls):
+    """log and transp switch from P_x(y - x) to P_x(y + x) (and transp from s^2/(1 + c) to 1 - c) where
+    c = x^T y changes sign: at c = 0 and at c = +-1e-17 (x = e_0, so c = y_0 exactly) both sides equal
+    the 50-digit Log and rotation-form transport of the double inputs to a few ulp (which is why
+    moving the switch is listed as tolerated)."""
+    M = cls(2)
+    x = np.array([1.0, 0.0, 0.0])
+    for c in (-1e-17, 0.0, 1e-17, -0.25, 0.25):
+        y = np.array([c, math.sqrt(1.0 - c * c), 0.0])
+        _, want = mp_log(x, y)
+        np.testing.assert_allclose(M.log(x, y), want, rtol=0, atol=4 * EPS)
+        for v in (np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.6, -0.8])):
+            np.testing.assert_allclose(M.transp(x, y, v), mp_transp(x, y, v), rtol=0, atol=4 * EPS)
