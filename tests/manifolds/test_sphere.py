@@ -648,3 +648,49 @@ def test_log_and_transport_at_their_form_switch_x_dot_y_equal_0(cls):
         np.testing.assert_allclose(M.log(x, y), want, rtol=0, atol=4 * EPS)
         for v in (np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.6, -0.8])):
             np.testing.assert_allclose(M.transp(x, y, v), mp_transp(x, y, v), rtol=0, atol=4 * EPS)
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_tangent_basis_by_hand_on_both_hemispheres_and_on_the_equator(cls):
+    """E_k = e_k - x_k (x + s e_0)/(1 + s x_0), s = sign(x_0) with s = 1 at x_0 = 0, by hand on S^2:
+    at (0.6, 0.8, 0) m = (1, 0.5, 0) and E_1 = (-0.8, 0.6, 0); at (-0.6, 0.8, 0) m = (-1, 0.5, 0) and
+    E_1 = (0.8, 0.6, 0); at e_1 (x_0 = 0, s = 1) m = (1, 1, 0) and E_1 = -e_0; at +-e_0 the basis is
+    (e_1, e_2); E_2 = e_2 throughout."""
+    M = cls(2)
+    e0, e1, e2 = np.eye(3)
+    for x, E1 in (((0.6, 0.8, 0.0), (-0.8, 0.6, 0.0)), ((-0.6, 0.8, 0.0), (0.8, 0.6, 0.0)),
+                  ((0.0, 1.0, 0.0), -e0), ((1.0, 0.0, 0.0), e1), ((-1.0, 0.0, 0.0), e1)):
+        np.testing.assert_allclose(M.tangent_basis(np.array(x)), np.array([E1, e2]), rtol=0, atol=2 * EPS)
+
+
+class _ScriptedDraws:
+    """A stand-in Generator whose standard_normal returns the listed vectors in turn."""
+
+    def __init__(self, *draws):
+        self.draws = [np.array(z, dtype=float) for z in draws]
+
+    def standard_normal(self, size):
+        z = self.draws.pop(0)
+        assert z.shape == (size,)
+        return z
+
+
+def test_random_point_redraws_only_the_zero_vector():
+    """random_point normalises its Gaussian draw and redraws only when it is 0 (norm 0, probability 0):
+    draws 0, then (0.3, 0, 0.4) of norm 1/2 give (0.6, 0, 0.8) (no draw of norm in (0, 1] is skipped)."""
+    p = RefSphere(2).random_point(_ScriptedDraws([0.0, 0.0, 0.0], [0.3, 0.0, 0.4], [1.0, 0.0, 0.0]))
+    np.testing.assert_allclose(p, [0.6, 0.0, 0.8], rtol=0, atol=EPS)
+
+
+@pytest.mark.parametrize("cls", TWINS, ids=lambda c: c.__module__.split(".")[1])
+def test_exp_step_limit_is_refused_at_2_to_the_52(cls):
+    """Exp refuses ||v|| >= 2^52 (one ulp of ||v|| is then 1 radian): ||v|| = 2^52 exactly (x = e_0,
+    v = 2^52 e_1) is refused; the double below, 2^52 - 1/2, is taken (cos and sin of the double:
+    Exp = cos(t) e_0 + sin(t) e_1, mpmath)."""
+    M = cls(2)
+    x = np.array([1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"Sphere\.exp: \|\|v\|\| = 4\.504e\+15 is not below 2\^52"):
+        M.exp(x, np.array([0.0, 2.0**52, 0.0]))
+    t = math.nextafter(2.0**52, 0.0)
+    want = [float(mpmath.cos(mpmath.mpf(t))), float(mpmath.sin(mpmath.mpf(t))), 0.0]
+    np.testing.assert_allclose(M.exp(x, np.array([0.0, t, 0.0])), want, rtol=0, atol=4 * EPS)
