@@ -664,3 +664,92 @@ def test_the_domain_bound_is_on_the_time_coordinate_whatever_the_direction():
             else:
                 with pytest.raises(ValueError, match="beyond the domain x_0 <= 2\\^500"):
                     M.check_point(p)
+
+
+# ---------------------------------------------------------------------------- limits at themselves and on both sides
+TWIN_LORENTZ = pytest.mark.parametrize("cls", [RefLorentz, VerLorentz], ids=["reference", "verified"])
+
+
+@TWIN_LORENTZ
+def test_exp_step_limit_700_on_both_sides_and_a_long_step_inside_the_domain(cls):
+    """Exp refuses ||v||_L > 700 as overflowing cosh; at 700 itself it computes and refuses the result,
+    which is beyond the domain (x_0 = cosh 700 = 5.07e303 > 2^500); a step of 351 from the point at
+    distance 10 on one side of the origin to the point at distance 341 on the other, along the
+    geodesic (cosh s, sinh s, 0), is a valid Exp (closed form; the terms cosh(351) sinh(10) cancel
+    e^20 of the digits: tolerance 64 eps e^20)."""
+    M = cls(2)
+    o = M.origin()
+    for t in (math.nextafter(700.0, 800.0), 800.0):
+        with pytest.raises(ValueError, match=rf"^Lorentz\.exp: \|\|v\|\|_L = {t:.6g} overflows cosh \(limit 700\)$"):
+            M.exp(o, np.array([0.0, t, 0.0]))
+    with pytest.raises(ValueError, match=r"^Lorentz\.exp: the result overflows the domain of the model \(x_0 = "):
+        M.exp(o, np.array([0.0, 700.0, 0.0]))
+    x = np.array([math.cosh(10.0), -math.sinh(10.0), 0.0])
+    v = 351.0 * np.array([-math.sinh(10.0), math.cosh(10.0), 0.0])  # 351 times the geodesic's unit velocity
+    y = M.exp(x, v)
+    want = np.array([math.cosh(341.0), math.sinh(341.0), 0.0])
+    np.testing.assert_allclose(y, want, rtol=64 * EPS * math.exp(20.0), atol=0)
+
+
+@TWIN_LORENTZ
+def test_point_domain_bounds_at_themselves(cls):
+    """x_0 > 0 and x_0 <= 2^500, at the bounds: x_0 = 0 is refused for its sign (not for the
+    hyperboloid defect); (2^500, 2^500, 0) (|<x, x>_L + 1| = 1 <= tol 2^1000) is a point, the next
+    double of x_0 is beyond the domain."""
+    M = cls(2)
+    with pytest.raises(ValueError, match=r"^Lorentz\.check_point: x_0 = 0\.000e\+00 is not > 0"):
+        M.check_point(np.zeros(3))
+    b = 2.0**500
+    M.check_point(np.array([b, b, 0.0]))
+    with pytest.raises(ValueError, match=r"^Lorentz\.check_point: x_0 = 3\.273e\+150 is beyond the domain"):
+        M.check_point(np.array([math.nextafter(b, math.inf), b, 0.0]))
+
+
+@TWIN_LORENTZ
+def test_membership_tolerance_is_the_given_tol_and_inclusive(cls):
+    """|<x, x>_L + 1| <= tol x_0^2 with the caller's tol: x = (1, 2^-20, 0) has defect exactly 2^-40
+    (x_0 = 1), so it is a point for tol = 2^-40 (on the bound) and for the default 1e-10, not for
+    tol = 2^-41 (the tests had only used the default)."""
+    x = np.array([1.0, 2.0**-20, 0.0])
+    cls(2, tol=2.0**-40).check_point(x)
+    cls(2).check_point(x)
+    with pytest.raises(ValueError, match=r"not on the hyperboloid \(\|<x, x>_L \+ 1\| = 9\.095e-13, tolerance 4\.547e-13 "):
+        cls(2, tol=2.0**-41).check_point(x)
+
+
+@TWIN_LORENTZ
+def test_chord_switch_at_h_equal_1_on_both_sides_and_the_polar_form_on_a_far_ray(cls):
+    """`chord` switches from the chord form to the polar form where h = cosh(dist) - 1 passes 1 (dist
+    acosh 2 = 1.3170): at radii 2 and 5, on a ray and at an angle of 0.3, dist at acosh(2) (1 -+ 1e-9)
+    equals the 120-digit distance of the stored points to 8 eps relative on both sides; beyond the
+    switch, on a ray at radius 30 (x_0 = 5.3e12), the polar form is exact to rounding where the chord
+    form would lose 6 digits at distance 1.7 (a switch moved to h = 2 passed every test)."""
+    M = cls(2)
+    switch = math.acosh(2.0)
+    for r, dists in ((2.0, (switch * (1 - 1e-9), switch * (1 + 1e-9))), (5.0, (switch * (1 - 1e-9), switch * (1 + 1e-9))),
+                     (30.0, (1.5, 1.7))):
+        for angle in ((0.0, 0.3) if r < 30 else (0.0,)):
+            x = point_at_radius(r, np.array([1.0, 0.0]))
+            for dist in dists:
+                y = point_at_radius(r + dist, np.array([math.cos(angle), math.sin(angle)]))
+                want = float(_mp_dist(x, y))
+                assert abs(M.dist(x, y) - want) <= 8 * EPS * want, (r, angle, dist)
+
+
+@TWIN_LORENTZ
+def test_tangent_inner_switch_at_unit_space_part_on_both_sides(cls):
+    """The metric switches from ub.vb - (xb.ub)(xb.vb)/(1 + ||xb||^2) to the split into parts along and
+    across xb where ||xb||^2 passes 1: at ||xb||^2 = 1 exactly, at the next double above it and at 1/2
+    and 2, <u, v>_L (u_0 = xb.ub/x_0 on T_x) equals its 50-digit value -u_0 v_0 + ub.vb to 4 eps
+    (which is why moving the switch to 1/2 or 2 is listed as tolerated)."""
+    M = cls(2)
+    ub, vb = np.array([0.3, -1.1]), np.array([0.7, 0.4])
+    for x1 in (1.0, math.nextafter(1.0, 2.0), math.sqrt(0.5), math.sqrt(2.0)):
+        xb = np.array([x1, 0.0])
+        x = np.array([math.sqrt(1.0 + x1 * x1), x1, 0.0])
+        u, v = (np.concatenate([[float(xb @ b) / x[0]], b]) for b in (ub, vb))
+        X, U, V = ([mpmath.mpf(float(t)) for t in a] for a in (xb, ub, vb))
+        x0 = mpmath.sqrt(1 + X[0] ** 2 + X[1] ** 2)
+        u0, v0 = (sum(a * b for a, b in zip(X, W)) / x0 for W in (U, V))
+        want = float(-u0 * v0 + U[0] * V[0] + U[1] * V[1])
+        assert abs(M.inner(x, u, v) - want) <= 4 * EPS, x1
