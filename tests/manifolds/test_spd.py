@@ -824,3 +824,32 @@ def test_batch_screen_sends_points_scaled_into_the_subnormals_to_the_single_chec
     with pytest.raises(ValueError) as batch:
         V.log_batch(x[None], y[None])
     assert str(batch.value) == "SPD.log_batch: row 0: " + str(single.value)[len("SPD.log: "):]
+
+
+# ---------------------------------------------------------------------------- limits and defaults
+def test_spd_random_point_is_the_matrix_exponential_of_the_scaled_symmetric_gaussian():
+    """spd_random_point(n, rng, scale) = expm(scale sym(G)) for the generator's G (scipy's expm, a
+    Pade approximant, is the independent oracle), at the default scale 1/2 and at 0.3."""
+    from prirfed.reference.manifolds.spd import spd_random_point
+
+    for kw, scale in (({}, 0.5), ({"scale": 0.3}, 0.3)):
+        G = np.random.default_rng(11).standard_normal((3, 3))
+        want = scipy.linalg.expm(scale * 0.5 * (G + G.T))
+        got = spd_random_point(3, np.random.default_rng(11), **kw)
+        np.testing.assert_allclose(got, want, rtol=0, atol=16 * EPS * np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize("cls", [RefSPD, VerSPD])
+def test_exp_underflow_limit_at_minus_708_on_both_sides(cls):
+    """Exp refuses X^(-1/2) V X^(-1/2) with an eigenvalue below -708 (exp underflows to a non-normal
+    number there): on SPD(1) at X = 1, Exp(-708) = exp(-708) (mpmath) is returned, the limit itself
+    included, as is Exp(-700); the next double below -708 is refused (the tests had never come near
+    the limit)."""
+    M = cls(1)
+    one = np.array([[1.0]])
+    for s in (-708.0, -700.0):
+        want = float(mpmath.exp(s))
+        got = M.exp(one, np.array([[s]]))
+        assert abs(got[0, 0] - want) <= 4 * EPS * want, s
+    with pytest.raises(ValueError, match=r"SPD\.exp: X\^\(-1/2\) V X\^\(-1/2\) has eigenvalue -7\.080e\+02 < -708\.0"):
+        M.exp(one, np.array([[math.nextafter(-708.0, -math.inf)]]))

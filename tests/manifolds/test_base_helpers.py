@@ -1,0 +1,77 @@
+"""norm2, dot2 and finite_or_raise (reference/manifolds/base.py): the overflow- and underflow-free
+norm and inner product every manifold uses, at their switch points and on both sides of them, and
+the finite-result check. (Not named test_base.py: the mutation harness runs the whole tests/manifolds
+folder against base.py only while no test_base.py exists.)
+
+Oracle: mpmath at 50 digits on the same doubles (the exact norm and inner product of the stored
+inputs), and hand-computed sums whose terms are exact in binary."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from prirfed.reference.manifolds.base import dot2, finite_or_raise, norm2
+
+mpmath.mp.dps = 50
+
+
+def _mp_norm(a):
+    return float(mpmath.sqrt(mpmath.fsum(mpmath.mpf(float(t)) ** 2 for t in a)))
+
+
+@pytest.mark.parametrize("a", [
+    [3e-146, 4e-146],            # sum of squares 2.5e-291: below the switch 1e-290, rescaled
+    [3e-145, 4e-145],            # 2.5e-289: above it, the plain sum
+    [1e-145], [math.nextafter(1e-145, 0.0)], [math.nextafter(1e-145, 1.0)],   # at the switch
+    [3e-170, 4e-170],            # squares underflow to subnormals: rescaled
+    [3e-320, 4e-320, -1e-321],   # subnormal entries
+    [3e200, 4e200], [-1e308, 1e308],   # squares overflow: rescaled, finite norm
+    [1.5, -2.0, 0.25],
+])
+def test_norm2_equals_the_50_digit_norm_on_both_sides_of_its_switches(a):
+    """norm2 is the norm of its doubles to 2 ulp, with sum of squares below and above 1e-290 (the
+    rescaling switch: both forms agree to rounding there, which is why moving it by a factor 2 is
+    listed as tolerated; far below it the plain sqrt would lose digits to subnormal squares) and with
+    squares that overflow."""
+    want = _mp_norm(a)
+    assert abs(norm2(np.array(a)) - want) <= 2 * math.ulp(want)
+
+
+def test_norm2_of_zero_inf_and_nan():
+    """The zero vector has norm 0 (not 0/0), an infinite entry norm inf, a NaN entry NaN."""
+    assert norm2(np.zeros(3)) == 0.0 and norm2(np.zeros(0)) == 0.0
+    assert norm2(np.array([math.inf, 1.0])) == math.inf and norm2(np.array([1.0, -math.inf])) == math.inf
+    assert math.isnan(norm2(np.array([math.nan, 1.0])))
+
+
+@pytest.mark.parametrize("a, b, want", [
+    ([1e300, 1e300, 1e300], [1e10, -1e10, 1.0], 1e300),        # partial sums overflow (inf - inf): exact 1e300
+    ([1e200, 1e200], [1e200, -1e200], 0.0),                     # inf - inf = NaN in the plain sum: exactly 0
+    ([1e300, 2.0], [1e10, 3.0], math.inf),                      # beyond the range: +inf, not NaN
+    ([1e300, 2.0], [-1e10, 3.0], -math.inf),                    # with its sign
+    ([0.5, -1.5, 2.0], [4.0, 2.0, 0.25], -0.5),                 # finite: the plain sum
+])
+def test_dot2_where_the_plain_sum_overflows(a, b, want):
+    """dot2 is the inner product of its doubles (terms exact in binary, or their 50-digit sum),
+    infinite only when the inner product itself is, with its sign, and never NaN for finite input."""
+    exact = mpmath.fsum(mpmath.mpf(x) * mpmath.mpf(y) for x, y in zip(a, b))
+    assert want == (float(exact) if math.isfinite(want) else want)
+    got = dot2(np.array(a), np.array(b))
+    assert got == want
+
+
+def test_finite_or_raise_passes_finite_values_through_and_counts_the_bad_entries():
+    """A finite value is returned as it is (the same object); a non-finite scalar is named, and for an
+    array the message counts the inf and NaN entries and gives the largest finite one (0 when none is
+    finite)."""
+    v = np.array([1.0, -2.0])
+    assert finite_or_raise("f", v) is v and finite_or_raise("f", 2.5) == 2.5
+    with pytest.raises(ValueError, match=r"^f: the norm overflows float64 \(got inf\)$"):
+        finite_or_raise("f", math.inf, "norm")
+    with pytest.raises(ValueError, match=r"^f: the result overflows float64 \(2 of 3 entries are inf or NaN; "
+                                         r"largest finite entry 3\.000e\+00\)$"):
+        finite_or_raise("f", np.array([math.inf, -3.0, math.nan]))
+    with pytest.raises(ValueError, match=r"\(2 of 2 entries are inf or NaN; largest finite entry 0\.000e\+00\)$"):
+        finite_or_raise("f", np.array([[math.inf], [math.nan]]))
