@@ -32,7 +32,9 @@ whole call by T, so at T = 10 (D = 3000) the fixed cost is part of its "per roun
 
 Threads: wall time (``time.perf_counter``; CPU time counts both threads) of the verified trainer
 with 1 and 2 Numba threads on a 784-wide workload with s = 10 agents, interleaved, with the output
-of both compared bit for bit. On a shared machine the other jobs' load is printed beside it.
+of both compared bit for bit. On a shared machine the other jobs' load is printed beside it. Beside
+it, the read ceiling: the same number of rows summed in a ``prange`` loop on 1 and 2 threads, which
+bounds what a second thread can win on rounds that are bound by reading the data.
 
 Memory: a fresh process builds N = 1000 agents of N_i = 200 rows at D = 784 (1.25 GB) as one array
 split into views, the verified problem, and runs 3 rounds (loops loaded from the cache first);
@@ -245,9 +247,53 @@ def section_linear(repeats):
         print(f"| {D} | {fmt_t(per)} | {per / (5 * 100 * D) * 1e9:.3f} ns |")
 
 
+@numba.njit(parallel=True)
+def _row_sums(Z, rows, out):
+    """out[q] = sum of row rows[q] of Z, the rows in parallel: a read of the same rows a round reads, with
+    nothing else to do (the read-bandwidth ceiling of the thread speed-up)."""
+    for q in numba.prange(rows.shape[0]):
+        z = Z[rows[q]]
+        t = 0.0
+        for k in range(z.shape[0]):
+            t += z[k]
+        out[q] = t
+
+
+def read_ceiling(Z, rows, repeats):
+    """Median over paired repeats of t(1 thread) / t(2 threads) of :func:`_row_sums` (wall time, best
+    of 3 inside each repeat): how much a second thread can win on a loop that only reads these rows."""
+    out = np.empty(rows.shape[0])
+    _row_sums(Z, rows, out)
+    ratios = []
+    for _r in range(repeats):
+        pair = {}
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            best = math.inf
+            for _k in range(3):
+                t = time.perf_counter()
+                _row_sums(Z, rows, out)
+                best = min(best, time.perf_counter() - t)
+            pair[threads] = best
+        ratios.append(pair[1] / pair[2])
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return statistics.median(ratios), Z.shape[1] * 8 * rows.shape[0] / pair[1] / 1e9, Z.shape[1] * 8 * rows.shape[0] / pair[2] / 1e9
+
+
 def section_threads(repeats):
     header("Agents of a round in parallel: 1 vs 2 Numba threads (wall time; D = 784, N = 50, N_i = 200, s = 10, T = 30)")
     Zs = make_data(784, 50, 200)
+    Zall = np.concatenate(Zs)
+    pick = np.random.default_rng(3)
+    # the rows 30 rounds read: each round 10 agents drawn without replacement, each agent's 200 rows in order
+    rows = np.concatenate([np.arange(200 * i, 200 * (i + 1))
+                           for _t in range(30) for i in pick.choice(50, 10, replace=False)])
+    ceiling, bw1, bw2 = read_ceiling(Zall, rows, repeats)
+    print(f"- read ceiling: a loop that only sums the rows that 30 rounds of 10 agents read ({Zall.nbytes / 1e6:.1f} MB "
+          f"data, each agent's 200 rows in order, as the trainer reads them) reads {bw1:.1f} GB/s on 1 thread and "
+          f"{bw2:.1f} GB/s on 2: **{ceiling:.2f}x** (median of {repeats} paired ratios). A trainer whose rounds are "
+          f"bound by reading the data cannot gain more from a second thread.")
+    del Zall
     P = SpherePCA(Zs)
     x0 = start_point(784)
     verified_run(P, x0, 1, 10, 1)
