@@ -253,10 +253,20 @@ def _row_sums(Z, rows, out):
     nothing else to do (the read-bandwidth ceiling of the thread speed-up)."""
     for q in numba.prange(rows.shape[0]):
         z = Z[rows[q]]
-        t = 0.0
-        for k in range(z.shape[0]):
-            t += z[k]
-        out[q] = t
+        n8 = z.shape[0] - z.shape[0] % 8
+        t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = 0.0  # eight independent sums: bound by the reads, not by add latency
+        for k in range(0, n8, 8):
+            t0 += z[k]
+            t1 += z[k + 1]
+            t2 += z[k + 2]
+            t3 += z[k + 3]
+            t4 += z[k + 4]
+            t5 += z[k + 5]
+            t6 += z[k + 6]
+            t7 += z[k + 7]
+        for k in range(n8, z.shape[0]):
+            t0 += z[k]
+        out[q] = ((t0 + t1) + (t2 + t3)) + ((t4 + t5) + (t6 + t7))
 
 
 def read_ceiling(Z, rows, repeats):
