@@ -382,3 +382,57 @@ def test_spd_closed_form_draw_near_the_top_of_float64_is_the_same_in_both_twins(
     got_v = V.sample_tangent_gaussian_spd(M, X, sigma, np.random.default_rng(4))
     np.testing.assert_array_equal(got_r, want)
     np.testing.assert_array_equal(got_v, want)
+
+
+def test_symmetric_matrix_chart_is_the_basis_of_the_upper_triangle():
+    """The chart of the papers' MH baseline on SPD(n): for each i <= j (row by row) the symmetric
+    matrix with ones at (i, j) and (j, i), written out for n = 2 and n = 3 (a single 1 on the
+    diagonal)."""
+    np.testing.assert_array_equal(R.symmetric_matrix_chart(2), [[[1.0, 0.0], [0.0, 0.0]],
+                                                                [[0.0, 1.0], [1.0, 0.0]],
+                                                                [[0.0, 0.0], [0.0, 1.0]]])
+    want3 = np.zeros((6, 3, 3))
+    for k, (i, j) in enumerate([(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]):
+        want3[k, i, j] = want3[k, j, i] = 1.0
+    np.testing.assert_array_equal(R.symmetric_matrix_chart(3), want3)
+
+
+def test_sample_counts_are_positive_integers_from_1():
+    """size (sample_tangent_gaussian) and n_steps (the MH chain) are integers >= 1: 1 is taken (one
+    draw, shape (1, 2) on R^2; an integral float 3.0 gives 3 draws), 0, -1, 2.5 and True are
+    refused with the count's name and value."""
+    M, x = Euclidean(2), np.zeros(2)
+    assert R.sample_tangent_gaussian(M, x, 1.0, np.random.default_rng(0), size=1).shape == (1, 2)
+    assert R.sample_tangent_gaussian(M, x, 1.0, np.random.default_rng(0), size=3.0).shape == (3, 2)
+    assert R.sample_tangent_gaussian_mh(M, x, 1.0, np.random.default_rng(0), 1).shape == (2,)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match=rf"^sample_tangent_gaussian: size must be a positive integer \(got {bad!r}\)$"):
+            R.sample_tangent_gaussian(M, x, 1.0, np.random.default_rng(0), size=bad)
+    with pytest.raises(ValueError, match=r"^sample_tangent_gaussian_mh: n_steps must be a positive integer \(got 0\)$"):
+        R.sample_tangent_gaussian_mh(M, x, 1.0, np.random.default_rng(0), 0)
+
+
+def test_a_norm_that_fails_for_another_reason_than_overflow_is_not_taken_for_infinity():
+    """clip reads ||v||_x through the manifold's own norm and maps only its overflow refusal to
+    inf (then refused with clip's own message); any other ValueError of the norm reaches the caller
+    unchanged."""
+
+    class NoNorm(Euclidean):
+        def norm(self, x, u):
+            raise ValueError("NoNorm.norm: this manifold has no norm here")
+
+    with pytest.raises(ValueError, match=r"^NoNorm\.norm: this manifold has no norm here$"):
+        R.clip(NoNorm(2), np.zeros(2), np.array([3.0, 4.0]), 1.0)
+
+
+def test_clip_keeps_a_vector_whose_metric_norm_underflows_to_0():
+    """clip_tau(v) = v min(1, tau / ||v||_x) is v itself when ||v||_x <= tau, also when the norm is
+    0 although v is not: on SPD(2) at X = 2^600 I the affine-invariant norm of v = 2^-500 I is
+    ||X^{-1/2} v X^{-1/2}||_F = sqrt 2 * 2^-1100, below the smallest float64, so it is 0 (asserted),
+    and v comes back unchanged, bit for bit."""
+    from prirfed.reference.manifolds import SPD
+
+    M = SPD(2)
+    X, v = np.eye(2) * 2.0**600, np.eye(2) * 2.0**-500
+    assert M.norm(X, v) == 0.0
+    np.testing.assert_array_equal(R.clip(M, X, v, 1.0), v)
