@@ -519,3 +519,33 @@ def test_polar_inverse_refuses_a_rotation_by_a_quarter_turn():
     for S in (RefStiefel(3, 2), VerStiefel(3, 2)):
         with pytest.raises(ValueError, match=r"the Lyapunov equation M P \+ P M\^T = 2I, M = X\^T Y, is singular"):
             S.inv_retr(x, y)
+
+
+@pytest.mark.parametrize("cls", TWINS)
+def test_tolerances_are_1e_10_plus_64_n_eps_and_scale_with_1_plus_the_norm(cls):
+    """The documented bounds, written here: max |X^T X - I| <= b = 1e-10 + 64 n eps and
+    max |sym(X^T V)| <= b (1 + ||V||_F). At n = 1000 the n eps part is 14% of b, so defects at
+    b (1 -+ 1e-3) sit on either side of the bound and of every other constant in it (the tests had
+    used n = 13, where 64 n eps is 0.02% of 1e-10, and V of norm 1 and 1e6). X = a e_1 (p = 1) has
+    defect a^2 - 1; V = c e_1 + 3 e_2 has sym(X^T V) = c and ||V||_F = sqrt(9 + c^2) = 3 to 1e-21."""
+    n = 1000
+    M = cls(n, 1)
+    b = 1e-10 + 64.0 * n * 2.0**-52  # eps = 2^-52
+    x = np.zeros((n, 1))
+    for frac, ok in ((1 - 1e-3, True), (1 + 1e-3, False)):
+        x[0, 0] = math.sqrt(1.0 + frac * b)
+        if ok:
+            M.check_point(x)
+        else:
+            with pytest.raises(ValueError, match=r"X\^T X != I \(max \|X\^T X - I\| = 1\.143e-10, tolerance 1\.1e-10\)"):
+                M.check_point(x)
+    e1 = np.zeros((n, 1))
+    e1[0, 0] = 1.0
+    for frac, ok in ((1 - 1e-3, True), (1 + 1e-3, False)):
+        v = np.zeros((n, 1))
+        v[0, 0], v[1, 0] = frac * 4.0 * b, 3.0
+        if ok:
+            M.check_tangent(e1, v)
+        else:
+            with pytest.raises(ValueError, match=r"not tangent \(max \|sym\(X\^T V\)\| = 4\.573e-10, tolerance 4\.6e-10\)"):
+                M.check_tangent(e1, v)
