@@ -753,3 +753,30 @@ def test_tangent_inner_switch_at_unit_space_part_on_both_sides(cls):
         u0, v0 = (sum(a * b for a, b in zip(X, W)) / x0 for W in (U, V))
         want = float(-u0 * v0 + U[0] * V[0] + U[1] * V[1])
         assert abs(M.inner(x, u, v) - want) <= 4 * EPS, x1
+
+
+@TWIN_LORENTZ
+def test_tangency_bound_is_tol_x0_plus_64_eps_x0_squared_over_the_norm(cls):
+    """|<x, v>_L| / ||v||_2 <= tol x_0 + 64 eps x_0^2 / ||v||_2, written here, at x = (2, sqrt 3, 0) (so
+    that neither x_0 nor x_0^2 is 1) and ||v||_2 = 1e-4 (so that the floor, 5.7e-10, outweighs the
+    relative part, 2e-10): v = s (u + k e_0), u the unit tangent direction (sqrt 3, 2, 0)/sqrt 7, has
+    <x, v>_L = -2 k s; at 0.999 times the bound it is tangent, at 1.001 times not (the tests had
+    checked the floor far inside and far outside only)."""
+    M = cls(2)
+    x = np.array([2.0, math.sqrt(3.0), 0.0])
+    u = np.array([math.sqrt(3.0), 2.0, 0.0]) / math.sqrt(7.0)
+    e0 = np.array([1.0, 0.0, 0.0])
+    nv = 1e-4
+    bound = 1e-10 * 2.0 + 64.0 * EPS * 4.0 / nv
+    for frac, ok in ((0.999, True), (1.001, False)):
+        k = 0.0
+        for _ in range(4):  # rel(k) = 2k / ||u + k e0|| = frac * bound
+            k = frac * bound * np.linalg.norm(u + k * e0) / 2.0
+        v = nv * (u + k * e0) / np.linalg.norm(u + k * e0)
+        rel = abs(-x[0] * v[0] + x[1:] @ v[1:]) / np.linalg.norm(v)
+        assert abs(rel / bound - frac) <= 1e-6
+        if ok:
+            M.check_tangent(x, v)
+        else:
+            with pytest.raises(ValueError, match="not tangent at x"):
+                M.check_tangent(x, v)
