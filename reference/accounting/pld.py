@@ -386,14 +386,15 @@ class PrivacyCurve:
         Returns
         -------
         float
-            :math:`\epsilon` (0 if already ``delta(0) <= delta``; ``inf`` if the curve's limit is at
-            least ``delta`` or no root lies below 1e6).
+            :math:`\epsilon` (0 if already ``delta(0) <= delta``; ``inf`` if the curve's limit is
+            above ``delta`` or no root lies below :math:`2^{19}`: the bracket, doubled from 1, stops
+            past 1e6).
         """
         from scipy.optimize import brentq
 
         if self.delta(0.0) <= delta:
             return 0.0
-        if max(self.inf_f, self.inf_r) >= delta:
+        if max(self.inf_f, self.inf_r) > delta:  # at equality a curve that reaches its limit has a root
             return math.inf
         lo, hi = 0.0, 1.0
         while self.delta(hi) > delta:

@@ -110,3 +110,112 @@ def test_worst_case_of_asymmetric_parties_is_the_worse_party():
     each = [PldAccountant(relation=ADD_REMOVE).compose(p).get_epsilon(1e-5) for p in parties]
     both = PldAccountant(relation=ADD_REMOVE).compose(WorstCase(parties)).get_epsilon(1e-5)
     assert max(each) * (1 - 1e-9) <= both <= max(each) * 1.02
+
+
+def _rdp_gaussian_bracket(z, delta):
+    """[minimum over real alpha > 1, minimum over the integers 2..64] of the improved conversion
+    (Canonne, Kamath and Steinke 2020, Prop. 12) f(a) = a / (2 z^2) + log((a - 1)/a) - (log delta +
+    log a)/(a - 1) of the Gaussian's RDP a / (2 z^2) (Mironov 2017), in 50-digit mpmath; the real
+    minimum is where f'(a) = 1/(2 z^2) + 1/(a (a - 1)) - ((a - 1)/a - log delta - log a)/(a - 1)^2
+    vanishes. The accountant's orders include the integers 2..64, so its eps lies between."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        z, dl = mp.mpf(z), mp.log(mp.mpf(delta))
+        f = lambda a: a / (2 * z**2) + mp.log((a - 1) / a) - (dl + mp.log(a)) / (a - 1)  # noqa: E731
+        fp = lambda a: 1 / (2 * z**2) + 1 / (a * (a - 1)) - ((a - 1) / a - dl - mp.log(a)) / (a - 1) ** 2  # noqa: E731
+        ints = min(f(mp.mpf(a)) for a in range(2, 65))
+        cont = f(mp.findroot(fp, (2, 64), solver="anderson"))
+        return float(cont), float(ints)
+
+
+class _TooLow:
+    """An accountant object (compose, get_epsilon) whose bound is the given number, whatever the event."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def compose(self, event):
+        return self
+
+    def get_epsilon(self, delta):
+        return self.value
+
+
+def test_privacy_report_reads_each_bound_and_names_its_source():
+    """One Gaussian, z = 2 (mu = 1/2): its PLD curve is exact, so lower = pld = the exact eps (50-digit
+    mpmath); the RDP bound lies in the bracket of _rdp_gaussian_bracket. Each choice of accountant
+    reports its own upper bound and name, and both upper bounds where it computed them; gap = upper -
+    lower."""
+    from prirfed.reference.accounting import mp as mpx
+
+    d = 1e-5
+    exact = float(mpx.gaussian_exact_epsilon(d, 0.5))
+    lo_r, hi_r = _rdp_gaussian_bracket(2.0, d)
+    assert exact < lo_r
+    for acc, name in (("pld", "pld"), ("rdp", "rdp"), ("best", "pld"), (PldAccountant(1e-3), "PldAccountant")):
+        r = privacy_report(Gaussian(2.0), d, acc)
+        assert r.lower == pytest.approx(exact, rel=1e-9) and r.accountant == name and r.delta == d
+        if isinstance(acc, str):
+            assert r.pld == pytest.approx(exact, rel=1e-9) and lo_r * (1 - 1e-12) <= r.rdp <= hi_r * (1 + 1e-12)
+        else:
+            assert r.pld is None and r.rdp is None
+        up = r.rdp if name == "rdp" else exact
+        assert r.upper == pytest.approx(up, rel=1e-9) and r.gap == pytest.approx(up - exact, abs=1e-9 * up)
+
+
+def test_privacy_report_refuses_an_upper_bound_below_the_attained_lower_bound():
+    """An accountant object claiming eps below the attained lower bound (the exact eps of a Gaussian,
+    z = 2) is a contradiction, refused by name; within the guard's 1e-9 relative slack it is not."""
+    d = 1e-5
+    low = lower_epsilon(Gaussian(2.0), d)
+    with pytest.raises(ValueError, match=r"^privacy_report: the attainable lower bound eps = .* exceeds the _TooLow upper bound"):
+        privacy_report(Gaussian(2.0), d, _TooLow(low * (1 - 1e-8)))
+    for f in (1 - 1e-12, 1 - 7e-10):
+        r = privacy_report(Gaussian(2.0), d, _TooLow(low * f))
+        assert r.upper == low * f and r.accountant == "_TooLow"
+
+
+@pytest.mark.parametrize("fn,where", [(epsilon, "epsilon"), (lower_epsilon, "lower_epsilon"), (privacy_report, "privacy_report")])
+def test_functions_refuse_what_is_not_an_event(fn, where):
+    for bad in ("Gaussian(1.0)", 3, None):
+        with pytest.raises(ValueError, match=rf"^{where}: not an event: "):
+            fn(bad, 1e-5)
+
+
+def test_an_accountant_object_needs_both_compose_and_get_epsilon():
+    """The duck type of an accountant object is compose and get_epsilon, both callable: an object with
+    only one of them (or a non-callable attribute) is refused."""
+
+    class OnlyCompose:
+        def compose(self, event):
+            return self
+
+    class OnlyEpsilon:
+        def get_epsilon(self, delta):
+            return 1.0
+
+    class NotCallable(OnlyCompose):
+        get_epsilon = 1.0
+
+    for bad in (OnlyCompose(), OnlyEpsilon(), NotCallable()):
+        with pytest.raises(ValueError, match=r"^f: accountant must be one of \('best', 'pld', 'rdp'\) or an accountant object"):
+            resolve_accountant("f", bad)
+    ok = _TooLow(1.0)
+    assert resolve_accountant("f", ok) is ok
+
+
+def test_best_takes_the_rdp_bound_where_the_pld_gives_up():
+    """Sampling 9 of 10 records for a Gaussian with z = 0.01 (mu = 100): the PLD accountant reports inf
+    here (its losses of thousands of nats are beyond its grid), the RDP accountant a finite bound, and
+    "best" takes the finite one while "pld" stays inf. Bracket of the true eps, by hand: above 5000,
+    since the attained pair (0.1 N(0,1) + 0.9 N(100,1), N(0,1)) has delta(5000) = 0.9 delta_G(log(1 +
+    (e^5000 - 1)/0.9)) ~ 0.9 Phi(-0.001) ~ 0.45 > 1e-5; the RDP bound is above the truth and within 2%
+    of the unsubsampled Gaussian's exact eps (50-digit mpmath), which is above the truth too."""
+    from prirfed.reference.accounting import mp as mpx
+
+    ev = SampledWithoutReplacement(10, 9, Gaussian(0.01))
+    assert epsilon(ev, 1e-5, "pld") == math.inf
+    b = epsilon(ev, 1e-5, "best")
+    assert b == epsilon(ev, 1e-5, "rdp")
+    assert 5000.0 < b < 1.02 * float(mpx.gaussian_exact_epsilon(1e-5, 100.0))

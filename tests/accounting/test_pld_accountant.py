@@ -161,6 +161,54 @@ def test_junction_bridge_on_a_concave_junction():
             assert d.delta(e) >= float(G(e)) - 1e-12
 
 
+def _rr_plus_linear_bump(eps0, beta):
+    """The randomized-response pair's curve plus ``beta (1 - e^{eps - eps0})_+`` (same in both orders).
+
+    For ``g = e^eps`` in ``[1, e^{eps0}]`` both terms are linear in ``g``, so each side is a line in ``g``
+    and the junction at ``g = 1`` is concave (the bump raises ``H_1`` by ``beta``)."""
+    p = math.exp(eps0) / (1 + math.exp(eps0))
+
+    def F(e):
+        t = np.exp(np.minimum(np.asarray(e, dtype=float), 700.0))
+        return np.maximum(0.0, p - t * (1 - p)) + beta * np.maximum(0.0, 1 - t * math.exp(-eps0))
+
+    return F
+
+
+@pytest.mark.parametrize("tail", [1e-15, 0.2])
+def test_junction_bridge_recovers_randomized_response(tail):
+    """Hand computation of the bridge. Let ``m`` be the last grid index where the sides are still
+    lines (``n``, the last grid index, if the grid stops before the corner ``eps0``; else ``eps0/h``),
+    ``x = e^{mh}``, ``y = F(mh)``. In ``g``: for ``g <= 1`` the curve ``1 - g + g F(log 1/g)`` is the
+    line from ``(1/x, 1 - 1/x + y/x)`` to ``(1, F(0))``, for ``g >= 1`` the line from ``(1, F(0))`` to
+    ``(x, y)``; left of ``1/x`` it has slope ``-(1 - y)``, right of ``x`` it is flat. The lower convex
+    hull drops the concave junction: the chord between the two ends, slope ``-(1 - y)/(x + 1)``. Its
+    slope jumps times ``g`` are the P-masses: ``x (1 - y)/(x + 1)`` at loss ``mh``, ``(1 - y)/(x + 1)``
+    at ``-mh``, ``y`` at ``+inf`` (randomized response with ``eps0`` when ``y = 0``). ``tail = 0.2``
+    stops the grid before the corner, so the bridge ends at the last vertex of both sides."""
+    eps0, h = 1.0, 0.1
+    F = _rr_plus_linear_bump(eps0, 0.2)
+    p = pld.connect_the_dots(pld.PrivacyCurve(F, exact=False), h, tail=tail)
+    d = p.fwd
+    n = -d.lo
+    assert len(d.masses) == 2 * n + 1
+    if tail < 1e-3:  # the grid passes the corner (F = 0 after it): randomized response with eps0
+        assert n * h > eps0
+        m, y = round(eps0 / h), 0.0
+    else:  # the grid stops at n < 10, where F is still above 0
+        m, y = n, float(F(n * h))
+        assert n * h < eps0 and 0.05 < y <= tail
+    x = math.exp(m * h)
+    want = np.zeros(2 * n + 1)
+    want[n - m], want[n + m] = (1 - y) / (x + 1), x * (1 - y) / (x + 1)
+    tol = 1e-10  # the 1e-12 relative inflation of the values, and rounding
+    np.testing.assert_allclose(d.masses, want, rtol=0, atol=tol)
+    assert d.inf == pytest.approx(y, abs=tol)
+    for e in np.arange(0.0, n * h + 0.5, 0.037):
+        hs = (1 - y) * max(x - math.exp(e), 0.0) / (x + 1) + y
+        assert d.delta(e) == pytest.approx(hs, abs=tol)
+
+
 def test_fft_error_bound_holds():
     """The a posteriori FFT bound (Higham 2002 Sec. 24.1) against long-double direct convolution."""
     rng = np.random.default_rng(7)
@@ -418,3 +466,88 @@ def test_lower_bound_of_a_step_without_a_common_shift_is_zero():
     exact = math.log(math.e - (0.1 - 1e-6) * (1 + math.e) / (1 - 1e-6))
     low = pld.PldAccountant().compose(ev).get_epsilon_lower(0.1)
     assert exact - 1e-9 <= low <= exact
+
+
+# ------------------------------------------------------------------------------- edges of the curves
+
+
+_CURVES = [("gaussian_delta", lambda e: pld.gaussian_delta(e, 1.0)), ("kov_delta", lambda e: pld.kov_delta(e, 1.0, 1e-5)),
+           ("subsampled_delta", lambda e: pld.subsampled_delta(e, 0.5, lambda x: x)),
+           ("poisson_add_delta", lambda e: pld.poisson_add_delta(e, 0.5, 1.0)),
+           ("binomial_gaussian_delta", lambda e: pld.binomial_gaussian_delta(e, 0.5, 1.0, 3))]
+
+
+@pytest.mark.parametrize("name,curve", _CURVES)
+@pytest.mark.parametrize("bad", [None, "0.5", True, ["a"], object(), -1e-300, math.nan, math.inf, [0.1, -0.2]])
+def test_curves_refuse_an_eps_that_is_not_a_finite_number_at_least_0(name, curve, bad):
+    """eps is a privacy loss level >= 0: strings, bools, None, non-numbers (refused by the float
+    conversion itself), negatives down to -1e-300, NaN and inf are refused by name."""
+    with pytest.raises(ValueError, match=rf"^{name}: eps must be finite and >= 0 \(got "):
+        curve(bad)
+
+
+@pytest.mark.parametrize("mu", [0.3, 2.0])
+def test_gaussian_curve_at_eps_0_the_boundary_is_the_total_variation(mu):
+    """eps = 0 itself is accepted: H_1 = TV(N(0,1), N(mu,1)) = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2))."""
+    assert float(pld.gaussian_delta(0.0, mu)) == pytest.approx(math.erf(mu / (2 * math.sqrt(2))), rel=1e-14)
+
+
+def test_curve_of_two_orders_is_their_maximum():
+    """delta of a pair given in both orders is the larger of the two curves, whichever order it is in:
+    here the Gaussian curve at mu = 2 (above the one at mu = 0.5 everywhere), against 50-digit mpmath;
+    its eps at 1e-5 likewise."""
+    g = lambda mu: lambda e: pld.gaussian_delta(e, mu)  # noqa: E731
+    want_eps = float(mpx.gaussian_exact_epsilon(1e-5, 2.0))
+    for c in (pld.PrivacyCurve(g(0.5), g(2.0)), pld.PrivacyCurve(g(2.0), g(0.5))):
+        for e in (0.0, 0.5, 2.0):
+            assert c.delta(e) == pytest.approx(float(mpx.gaussian_exact_delta(e, 2.0)), rel=1e-12)
+        assert c.epsilon(1e-5) == pytest.approx(want_eps, rel=1e-10)
+
+
+def test_epsilon_of_a_curve_at_its_two_ends():
+    """PrivacyCurve.epsilon's early answers. Gaussian mu = 0.1: delta(0) = erf(0.1 / (2 sqrt 2)) =
+    0.0398776; a delta above it needs eps = 0, one just below it a small eps (50-digit mpmath).
+    (eps0, delta0) = (1, 1e-3) (KOV pair, P-mass delta0 at +inf): below delta0 no eps works (inf); at
+    delta0 itself eps0 (delta(eps) = delta0 for every eps >= eps0); above, by hand, delta(eps) =
+    delta0 + (1 - delta0)(e^eps0 - e^eps)/(1 + e^eps0), so eps = log(e - (delta - delta0)(1 + e)/(1 - delta0))."""
+    a = pld.PldAccountant().compose(Gaussian(10.0))
+    tv = math.erf(0.1 / (2 * math.sqrt(2)))
+    assert a.get_epsilon(tv * (1 + 1e-9)) == 0.0
+    d = tv * (1 - 1e-3)
+    assert a.get_epsilon(d) == pytest.approx(float(mpx.gaussian_exact_epsilon(d, 0.1)), rel=1e-9)
+    b = pld.PldAccountant().compose(EpsilonDelta(1.0, 1e-3))
+    assert b.get_epsilon(1e-3 * (1 - 1e-9)) == math.inf
+    assert b.get_epsilon(1e-3) == pytest.approx(1.0, rel=1e-12)
+    assert b.get_epsilon(2e-3) == pytest.approx(math.log(math.e - 1e-3 * (1 + math.e) / (1 - 1e-3)), rel=1e-10)
+
+
+@pytest.mark.parametrize("root,finite", [(69314.718, True), (3e5, True), (5.28e5, False), (7e5, False), (7e6, False)])
+def test_epsilon_of_a_curve_gives_up_past_its_bracket(root, finite):
+    """A curve 0.5 e^{-eps/s} reaches 0.25 at eps = s log 2: found to 1e-9 when the root is below
+    2^19 = 524288 (the bracket is doubled from 1 and stops past 1e6, as documented), inf above."""
+    s = root / math.log(2)
+    c = pld.PrivacyCurve(lambda e: 0.5 * np.exp(-np.asarray(e, dtype=float) / s))
+    got = c.epsilon(0.25)
+    assert (got == pytest.approx(root, rel=1e-9)) if finite else got == math.inf
+
+
+def test_lower_bound_of_a_worst_case_is_the_worse_party_and_an_unknown_event_is_refused():
+    """WorstCase of two Gaussian parties (z = 2 listed first, z = 1 second): the record is in one
+    party's data, so the attained lower bound is the worse party's exact eps, mu = 1 (50-digit mpmath),
+    whichever position it has; the upper bound discretises the maximum of the two curves
+    pessimistically, so it lies in [exact, exact (1 + 1e-6)]. An event type the accountant does not
+    know is refused by name."""
+    from prirfed.reference.accounting.events import Event
+
+    exact = float(mpx.gaussian_exact_epsilon(1e-5, 1.0))
+    for parties in ((Gaussian(2.0), Gaussian(1.0)), (Gaussian(1.0), Gaussian(2.0))):
+        w = pld.PldAccountant().compose(WorstCase(parties))
+        assert w.get_epsilon_lower(1e-5) == pytest.approx(exact, rel=1e-9)
+        assert exact * (1 - 1e-12) <= w.get_epsilon(1e-5) <= exact * (1 + 1e-6)
+
+    class Unknown(Event):
+        pass
+
+    assert not pld.PldAccountant().supports(Unknown())
+    with pytest.raises(ValueError, match=r"^PldAccountant: cannot bound Unknown$"):
+        pld.PldAccountant().compose(Unknown())
