@@ -780,3 +780,8 @@ def test_tangency_bound_is_tol_x0_plus_64_eps_x0_squared_over_the_norm(cls):
         else:
             with pytest.raises(ValueError, match="not tangent at x"):
                 M.check_tangent(x, v)
+
+
+def test_repr_names_the_dimension():
+    """repr(Lorentz(d)) is the constructor call."""
+    assert repr(RefLorentz(4)) == "Lorentz(4)" and repr(RefLorentz(1)) == "Lorentz(1)"

@@ -853,3 +853,8 @@ def test_exp_underflow_limit_at_minus_708_on_both_sides(cls):
         assert abs(got[0, 0] - want) <= 4 * EPS * want, s
     with pytest.raises(ValueError, match=r"SPD\.exp: X\^\(-1/2\) V X\^\(-1/2\) has eigenvalue -7\.080e\+02 < -708\.0"):
         M.exp(one, np.array([[math.nextafter(-708.0, -math.inf)]]))
+
+
+def test_repr_names_the_size():
+    """repr(SPD(n)) is the constructor call."""
+    assert repr(RefSPD(2)) == "SPD(2)" and repr(RefSPD(5)) == "SPD(5)"

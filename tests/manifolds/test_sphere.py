@@ -694,3 +694,8 @@ def test_exp_step_limit_is_refused_at_2_to_the_52(cls):
     t = math.nextafter(2.0**52, 0.0)
     want = [float(mpmath.cos(mpmath.mpf(t))), float(mpmath.sin(mpmath.mpf(t))), 0.0]
     np.testing.assert_allclose(M.exp(x, np.array([0.0, t, 0.0])), want, rtol=0, atol=4 * EPS)
+
+
+def test_repr_names_the_dimension():
+    """repr(Sphere(d)) is the constructor call (read by Retracted's repr and in messages)."""
+    assert repr(RefSphere(3)) == "Sphere(3)" and repr(RefSphere(1)) == "Sphere(1)"

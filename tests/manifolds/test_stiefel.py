@@ -549,3 +549,8 @@ def test_tolerances_are_1e_10_plus_64_n_eps_and_scale_with_1_plus_the_norm(cls):
         else:
             with pytest.raises(ValueError, match=r"not tangent \(max \|sym\(X\^T V\)\| = 4\.573e-10, tolerance 4\.6e-10\)"):
                 M.check_tangent(e1, v)
+
+
+def test_repr_names_both_sizes():
+    """repr(Stiefel(n, p)) is the constructor call, n before p."""
+    assert repr(RefStiefel(5, 2)) == "Stiefel(5, 2)" and repr(RefStiefel(3, 1)) == "Stiefel(3, 1)"
