@@ -436,3 +436,62 @@ def test_clip_keeps_a_vector_whose_metric_norm_underflows_to_0():
     X, v = np.eye(2) * 2.0**600, np.eye(2) * 2.0**-500
     assert M.norm(X, v) == 0.0
     np.testing.assert_array_equal(R.clip(M, X, v, 1.0), v)
+
+
+@pytest.mark.parametrize("chart, xi0", [(None, None), ([[1.0, 0.0], [1.0, 1.0]], [0.3, -0.2])])
+def test_mh_chain_replayed_by_hand_on_the_plane(chart, xi0):
+    """The documented step of the MH baseline, written out on R^2 (x = 0) with the same Generator:
+    coordinates c in the chart F (default: the standard basis), Gram matrix G = F F^T, start c_0 =
+    G^{-1} (<F_k, xi0>)_k (0 without xi0), step s = 2.38 sigma / sqrt(tr G); per step z = 2
+    normals, c' = c + s z, u = one uniform, accept iff log u < -(c'^T G c' - c^T G c) / (2
+    sigma^2). The chain of states c_t F and the acceptance rate are compared; sigma = 0.7, 40
+    steps, with both accepted and refused proposals (asserted)."""
+    sigma, n = 0.7, 40
+    F = np.eye(2) if chart is None else np.array(chart)
+    G = F @ F.T
+    c = np.zeros(2) if xi0 is None else np.linalg.solve(G, F @ np.array(xi0))
+    s = 2.38 * sigma / math.sqrt(np.trace(G))
+    rng = np.random.default_rng(12)
+    want, accepted = [], 0
+    for _ in range(n):
+        c_new = c + s * rng.standard_normal(2)
+        if math.log(rng.random()) < -(c_new @ G @ c_new - c @ G @ c) / (2 * sigma**2):
+            c, accepted = c_new, accepted + 1
+        want.append(c @ F)
+    assert 0 < accepted < n
+    got, rate = R.sample_tangent_gaussian_mh(Euclidean(2), np.zeros(2), sigma, np.random.default_rng(12), n, chart=chart,
+                                            xi0=None if xi0 is None else np.array(xi0), return_acceptance=True,
+                                            return_chain=True)
+    np.testing.assert_allclose(got, np.array(want), rtol=0, atol=1e-14)
+    assert rate == accepted / n
+    last = R.sample_tangent_gaussian_mh(Euclidean(2), np.zeros(2), sigma, np.random.default_rng(12), n, chart=chart,
+                                        xi0=None if xi0 is None else np.array(xi0))
+    np.testing.assert_allclose(last, want[-1], rtol=0, atol=1e-14)
+
+
+def test_mh_chart_basis_threshold_on_both_sides_and_chart_tangency():
+    """A chart is refused when its Gram matrix G has smallest eigenvalue <= 1e-12 tr G. For F =
+    [[1, 0], [1, h]] on R^2, G = [[1, 1], [1, 1 + h^2]]: det G = h^2, tr G = 2 + h^2, and the
+    smallest eigenvalue is 2 det / (tr + sqrt(tr^2 - 4 det)) (by hand, without cancellation). h^2 =
+    2.8e-12 puts it at about 0.7e-12 tr G (refused), h^2 = 6e-12 at about 1.5e-12 tr G (taken). A
+    chart row that is not tangent (at the north pole of S^2, a row with a vertical part) is refused
+    naming that row."""
+    M = Euclidean(2)
+    for h2, refused in ((2.8e-12, True), (6e-12, False)):
+        h = math.sqrt(h2)
+        tr, det = 2.0 + h * h, h * h
+        ratio = 2.0 * det / (tr + math.sqrt(tr * tr - 4.0 * det)) / tr
+        assert (0.6e-12 < ratio < 0.8e-12) if refused else (1.4e-12 < ratio < 1.6e-12)
+        call = lambda: R.sample_tangent_gaussian_mh(M, np.zeros(2), 1.0, np.random.default_rng(0), 3,  # noqa: E731
+                                                     chart=np.array([[1.0, 0.0], [1.0, h]]))
+        if refused:
+            with pytest.raises(ValueError, match=r"^sample_tangent_gaussian_mh: chart is not a basis of T_x"):
+                call()
+        else:
+            assert call().shape == (2,)
+    from prirfed.reference.manifolds import Sphere
+
+    S = Sphere(2)
+    with pytest.raises(ValueError, match=r"chart\[1\]"):
+        R.sample_tangent_gaussian_mh(S, np.array([0.0, 0.0, 1.0]), 1.0, np.random.default_rng(0), 3,
+                                     chart=np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]]))
