@@ -75,3 +75,26 @@ def test_finite_or_raise_passes_finite_values_through_and_counts_the_bad_entries
         finite_or_raise("f", np.array([math.inf, -3.0, math.nan]))
     with pytest.raises(ValueError, match=r"\(2 of 2 entries are inf or NaN; largest finite entry 0\.000e\+00\)$"):
         finite_or_raise("f", np.array([[math.inf], [math.nan]]))
+
+
+def test_ambient_arguments_are_read_without_validation_too():
+    """With validate=False an ambient argument (proj's w, egrad2rgrad's g) is still read as a float
+    array, unchecked: a list w = [1, 2, 3] is projected by the closed forms w - (x^T w) x on the
+    sphere, w + <x, w>_L x on the hyperboloid (<x, w>_L = x^T w - 2 x_0 w_0) and w itself in R^n (a
+    mutant returning None for the unchecked read passed every test, all of which validated)."""
+    from prirfed.reference.manifolds import Euclidean, Lorentz, Sphere
+
+    w = [1.0, 2.0, 3.0]
+    wa = np.array(w)
+    x = np.array([0.6, 0.0, 0.8])
+    h = np.array([math.sqrt(2.0), 1.0, 0.0])  # <h, h>_L = 1 - 2 = -1
+    for M, p, want in ((Sphere(2, validate=False), x, wa - (x @ wa) * x),
+                       (Lorentz(2, validate=False), h, wa + (h @ wa - 2 * h[0] * wa[0]) * h),
+                       (Euclidean(3, validate=False), x, wa)):
+        np.testing.assert_allclose(M.proj(p, w), want, rtol=0, atol=4 * np.finfo(float).eps * 4)
+    np.testing.assert_allclose(Sphere(2, validate=False).egrad2rgrad(x, w), wa - (x @ wa) * x, rtol=0, atol=1e-15)
+    # nothing is checked: a w of the wrong shape is returned by Euclidean's proj as it is, and refused
+    # (naming the method and the shape) only when validating
+    np.testing.assert_array_equal(Euclidean(3, validate=False).proj(x, [1.0, 2.0]), [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"^Euclidean\.proj: w has shape \(2,\), expected \(3,\)$"):
+        Euclidean(3).proj(x, [1.0, 2.0])

@@ -858,3 +858,19 @@ def test_exp_underflow_limit_at_minus_708_on_both_sides(cls):
 def test_repr_names_the_size():
     """repr(SPD(n)) is the constructor call."""
     assert repr(RefSPD(2)) == "SPD(2)" and repr(RefSPD(5)) == "SPD(5)"
+
+
+@pytest.mark.parametrize("cls", [RefSPD, VerSPD])
+def test_log_and_dist_at_the_switch_to_the_direct_form_on_both_sides(cls):
+    """_generalised_eigh switches from log1p(nu) to log(mu) where the largest nu = mu - 1 passes -1/2:
+    at X = diag(4, 1), Y = diag(4 m, 1/4) (so X^(-1/2) Y X^(-1/2) = diag(m, 1/4)) with m = 1/2 and
+    1/2 (1 -+ 1e-12), Log_X(Y) = diag(4 log m, log(1/4)) and dist = sqrt(log^2 m + log^2 4) (50 digits,
+    diagonal matrices by hand) to a few eps on both sides."""
+    M = cls(2)
+    X = np.diag([4.0, 1.0])
+    for m in (0.5, 0.5 * (1 - 1e-12), 0.5 * (1 + 1e-12)):
+        Y = np.diag([4.0 * m, 0.25])
+        lm, l4 = mpmath.log(mpmath.mpf(4.0 * m) / 4), mpmath.log(mpmath.mpf(0.25))
+        np.testing.assert_allclose(M.log(X, Y), np.diag([float(4 * lm), float(l4)]), rtol=0, atol=16 * EPS)
+        want = float(mpmath.sqrt(lm**2 + l4**2))
+        assert abs(M.dist(X, Y) - want) <= 4 * EPS * want
