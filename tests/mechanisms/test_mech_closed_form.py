@@ -155,3 +155,40 @@ def test_verified_noise_kernels_equal_the_reference_closed_form_on_a_stream(name
         a = sample_tangent_gaussian_closed_form(M, x, 0.4, Stream(key, 0, 3, 1))
         b = verified_noise(name, M, x, 0.4, key)
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-13 * max(1.0, float(np.max(np.abs(x)))))
+
+
+def test_euclidean_closed_form_is_sigma_times_the_normals():
+    """On R^d the tangent space is R^d with the standard basis: the draw is sigma z for the d normals
+    z of the Generator, bit for bit, and it reads exactly d normals."""
+    from prirfed.reference.manifolds import Euclidean
+
+    M = Euclidean(3)
+    want = 0.4 * np.random.default_rng(5).standard_normal(3)
+    np.testing.assert_array_equal(sample_tangent_gaussian_closed_form(M, np.ones(3), 0.4, np.random.default_rng(5)), want)
+    assert closed_form_normals(M) == 3
+
+
+def test_basis_route_of_a_manifold_without_a_closed_form():
+    """A manifold none of whose closed forms applies is sampled by the basis route sum_k sigma z_k
+    e_k over its tangent_basis, with dim normals. Here R^2 as a Manifold that is not a Euclidean
+    instance, with the orthonormal basis e_1 = (c, s), e_2 = (-s, c) (a rotation by 0.3, not
+    symmetric): the draw is sigma (z_1 e_1 + z_2 e_2), written out."""
+    from prirfed.reference.manifolds import Euclidean
+    from prirfed.reference.manifolds.base import Manifold
+
+    c, s = math.cos(0.3), math.sin(0.3)
+    names = ("_point_defect", "_tangent_defect", "inner", "proj", "egrad2rgrad", "exp", "log", "dist", "transp",
+             "retr", "inv_retr", "random_point")
+
+    def init(self):
+        Manifold.__init__(self, True)
+        self.d, self.dim, self.ambient_shape, self.curvature_bounds = 2, 2, (2,), (0.0, 0.0)
+
+    methods = {n: Euclidean.__dict__[n] for n in names}
+    methods.update(__init__=init, tangent_basis=lambda self, x: np.array([[c, s], [-s, c]]))
+    M = type("Plane", (Manifold,), methods)()
+    z = np.random.default_rng(6).standard_normal(2)
+    want = 0.7 * z[0] * np.array([c, s]) + 0.7 * z[1] * np.array([-s, c])
+    np.testing.assert_allclose(sample_tangent_gaussian_closed_form(M, np.zeros(2), 0.7, np.random.default_rng(6)), want,
+                               rtol=0, atol=1e-15)
+    assert closed_form_normals(M) == 2
