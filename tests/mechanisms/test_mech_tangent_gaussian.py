@@ -495,3 +495,15 @@ def test_mh_chart_basis_threshold_on_both_sides_and_chart_tangency():
     with pytest.raises(ValueError, match=r"chart\[1\]"):
         R.sample_tangent_gaussian_mh(S, np.array([0.0, 0.0, 1.0]), 1.0, np.random.default_rng(0), 3,
                                      chart=np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]]))
+
+
+def test_spd_closed_form_with_a_mean_is_the_mean_plus_the_centred_draw():
+    """N_X(mu, sigma^2) is mu + N_X(0, sigma^2): with the same draws the SPD sampler given mu returns
+    the centred draw plus mu, bit for bit (a symmetric mu that is not a multiple of the identity)."""
+    from prirfed.reference.manifolds import SPD
+
+    M = SPD(2)
+    X = np.array([[2.0, 0.5], [0.5, 1.0]])
+    mu = np.array([[0.3, -1.2], [-1.2, 0.7]])
+    centred = R.sample_tangent_gaussian_spd(M, X, 0.8, np.random.default_rng(21))
+    np.testing.assert_array_equal(R.sample_tangent_gaussian_spd(M, X, 0.8, np.random.default_rng(21), mu=mu), centred + mu)
