@@ -233,3 +233,15 @@ def test_analytic_sigma_refuses_when_the_bracket_halves_to_zero():
     with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: no float64 sigma calibrates eps=1e\+308, delta=0\.5, "
                                          r"sensitivity=1e-300 \(the bracket left \(0, 1\.8e308\) at sigma = 0\.0\)$"):
         R.analytic_gaussian_sigma(1e308, 0.5, 1e-300)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-3), (0.3, 1e-6), (1.0, 1e-5)])
+def test_analytic_sigma_default_is_within_1e_12_of_the_exact_sigma(eps, delta):
+    """The documented promise at the default rtol = 1e-12: sigma* <= sigma <= sigma* (1 + 1e-12),
+    sigma* the root of Balle and Wang's delta(eps; sigma) = delta at 50 digits (mpmath), up to
+    1e-14 relative for the float64 evaluation of delta that the search compares. At eps = 0.1,
+    delta = 1e-3 a final bracket twice as wide would end 1.4e-12 above sigma*."""
+    sigma = R.analytic_gaussian_sigma(eps, delta, 1.0)
+    with mp.workdps(50):
+        exact = mp.findroot(lambda s: mp_delta(eps, s, 1.0) - delta, mp.mpf(sigma))
+        assert exact * (1 - mp.mpf(1e-14)) <= sigma <= exact * (1 + mp.mpf(1e-12)) * (1 + mp.mpf(1e-14))
