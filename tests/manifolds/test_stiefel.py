@@ -554,3 +554,22 @@ def test_tolerances_are_1e_10_plus_64_n_eps_and_scale_with_1_plus_the_norm(cls):
 def test_repr_names_both_sizes():
     """repr(Stiefel(n, p)) is the constructor call, n before p."""
     assert repr(RefStiefel(5, 2)) == "Stiefel(5, 2)" and repr(RefStiefel(3, 1)) == "Stiefel(3, 1)"
+
+
+@pytest.mark.parametrize("cls", TWINS)
+def test_log_newton_tolerance_on_both_sides(cls):
+    """Log accepts a Newton residual ||Exp_X(V) - Y||_F <= LOG_TOL = 1e-11 and refuses a larger one. Y'
+    = (1 + d) Y, Y = Exp_X(V) on St(5, 2), passes the point check (|Y'^T Y' - I| = 2d) but is off the
+    manifold by ||Y' - Y||_F = d sqrt 2 (Y is its nearest point, its polar factor), so Newton stalls
+    at that residual: at 0.9e-11 Log returns V (to rounding), at 1.1e-11 it raises naming the residual
+    (the tests had only met residuals of 1e-16 or O(1), so 2e-11 and 5e-12 in place of 1e-11 passed)."""
+    M = cls(5, 2)
+    rng = np.random.default_rng(3)
+    x = M.random_point(rng)
+    t = M.random_tangent(x, rng)
+    v = 1.2 * t / np.linalg.norm(t)
+    y = M.exp(x, v)
+    np.testing.assert_allclose(M.log(x, (1.0 + 0.9e-11 / math.sqrt(2.0)) * y), v, rtol=0, atol=1e-13)
+    with pytest.raises(ValueError, match=r"^Stiefel\.log: Newton iteration on Exp did not converge \(residual "
+                                         r"\|\|Exp_x\(v\) - y\|\|_F = 1\.100e-11 after \d+ iterations, tolerance 1e-11\)"):
+        M.log(x, (1.0 + 1.1e-11 / math.sqrt(2.0)) * y)
