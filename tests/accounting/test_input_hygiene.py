@@ -206,3 +206,14 @@ def test_worst_case_and_mixture_store_normalised_fields():
     m = ev.MixtureOfGaussians(Decimal("0.25"), Fraction(3, 2), Fraction(1, 8), shift_sample=Decimal("1.5"))
     assert all(type(v) is float for v in (m.shift_common, m.shift_rare, m.p_rare, m.shift_sample))
     assert m == ev.MixtureOfGaussians(0.25, 1.5, 0.125, shift_sample=1.5)
+
+
+def test_sampling_without_replacement_refuses_an_add_remove_inner_event():
+    """Sampling without replacement is analysed under replace-one (Balle, Barthe and Gaboardi 2018): an
+    inner event built for add/remove is refused, one built for replace-one is taken."""
+    from prirfed.reference.accounting.events import ADD_REMOVE, REPLACE_ONE, Gaussian, SampledWithoutReplacement
+
+    with pytest.raises(ValueError, match=r"^SampledWithoutReplacement: the inner event must use the replace-one relation$"):
+        SampledWithoutReplacement(10, 2, Gaussian(1.0, ADD_REMOVE))
+    ev = SampledWithoutReplacement(10, 2, Gaussian(1.0, REPLACE_ONE))
+    assert ev.relation == REPLACE_ONE and ev.q == 0.2

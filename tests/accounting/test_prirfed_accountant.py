@@ -369,3 +369,22 @@ def test_calibrate_sigma_brackets_within_max_iter_evaluations():
     with pytest.raises(ValueError, match=r"^calibrate_sigma: eps\(16\) = 0\.0625 still > target 0\.015625 after 5 evaluations; "
                                          r"no upper bracket$"):
         cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 64, max_iter=4)
+
+
+def test_calibration_gaussian_exact_epsilon_at_its_ends_and_tolerance():
+    """calibration.gaussian_exact_epsilon against 50-digit mpmath. A delta at or above delta(0) =
+    TV(N(0,1), N(mu,1)) = erf(mu / (2 sqrt 2)) needs eps = 0; just below it a small eps. The result is
+    the upper end of a bisection bracket of width tol max(1, hi), so it lies in [exact, exact + tol
+    max(1, exact)] (up to the rounding of the curve, 1e-12 relative here): at mu = 0.1 the width is
+    absolute, at mu = 3 with tol = 1e-6 (exact eps 20.77) relative. mu, delta and tol are refused at
+    their boundaries."""
+    tv = math.erf(0.1 / (2 * math.sqrt(2)))
+    assert cal.gaussian_exact_epsilon(0.1, tv * (1 + 1e-9)) == 0.0
+    for mu, delta, tol in ((0.1, tv * (1 - 1e-3), 1e-12), (3.0, 1e-8, 1e-6)):
+        want = float(mpx.gaussian_exact_epsilon(delta, mu))
+        got = cal.gaussian_exact_epsilon(mu, delta, tol=tol)
+        assert want * (1 - 1e-12) <= got <= want + tol * max(1.0, want) * (1 + 1e-9)
+    for kw, name in ((dict(mu=0.0), "mu"), (dict(delta=0.0), "delta"), (dict(delta=1.0), "delta"), (dict(tol=0.0), "tol")):
+        args = dict(mu=1.0, delta=1e-5) | kw
+        with pytest.raises(ValueError, match=rf"^gaussian_exact_epsilon: {name} must"):
+            cal.gaussian_exact_epsilon(**args)

@@ -638,3 +638,26 @@ def test_lemma_3_precondition_scales_with_the_lipschitz_constant():
     0.1521 and is refused with both numbers (at L0 = 1, the value every other test uses, L0^2 = L0)."""
     with pytest.raises(ValueError, match=r"^lemma_3_moments_bound: needs sigma\^2 >= 4 L0\^2 / b\^2 \(sigma\^2 = 0\.1521 < 0\.16\)$"):
         rdp.lemma_3_moments_bound(0.01, 2.0, 10**6, 10, 0.39)
+
+
+def test_rdp_of_a_worst_case_is_the_worse_party_at_every_order_and_unknown_events_are_refused():
+    """WorstCase (parallel composition: the record is in one party's data) has at each order the larger
+    of the parties' RDP; for Gaussians z = 2 and z = 0.5 that is the RDP of z = 0.5, alpha / (2 z^2) =
+    2 alpha (Mironov 2017), whichever position the worse party has; the accountant composes it like
+    any event (twice: 4 alpha). An event type the accountant does not know, and a Poisson sample of
+    anything but a Gaussian, are refused by name."""
+    from prirfed.reference.accounting.events import ADD_REMOVE, Event, Gaussian, PoissonSampled, SelfComposed, WorstCase
+
+    orders = np.array([1.5, 2.0, 7.0, 64.0])
+    for parties in ((Gaussian(2.0), Gaussian(0.5)), (Gaussian(0.5), Gaussian(2.0))):
+        np.testing.assert_allclose(rdp.RdpAccountant().rdp(WorstCase(parties), orders), 2 * orders, rtol=1e-14, atol=0)
+        acc = rdp.RdpAccountant(orders=orders).compose(WorstCase(parties), 2)
+        np.testing.assert_allclose(acc.rdp_curve, 4 * orders, rtol=1e-14, atol=0)
+
+    class Unknown(Event):
+        pass
+
+    with pytest.raises(ValueError, match=r"^RdpAccountant: cannot bound Unknown$"):
+        rdp.RdpAccountant().compose(Unknown())
+    with pytest.raises(ValueError, match=r"^RdpAccountant: PoissonSampled is only bounded for a Gaussian inner event \(MTZ19\)$"):
+        rdp.RdpAccountant(relation=ADD_REMOVE).compose(PoissonSampled(0.1, SelfComposed(Gaussian(1.0, ADD_REMOVE), 2)))
