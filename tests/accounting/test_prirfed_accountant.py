@@ -388,3 +388,23 @@ def test_calibration_gaussian_exact_epsilon_at_its_ends_and_tolerance():
         args = dict(mu=1.0, delta=1e-5) | kw
         with pytest.raises(ValueError, match=rf"^gaussian_exact_epsilon: {name} must"):
             cal.gaussian_exact_epsilon(**args)
+
+
+def test_prirfed_epsilon_with_explicit_orders_or_the_classical_conversion():
+    """s = N (every agent every round) and full-batch DP-RSGD: the run is T K Gaussian steps of noise
+    multiplier z = sigma N_i / (2 tau) = 0.9 * 30 / 3 = 9, so its RDP is a alpha with a = T K / (2 z^2)
+    (Mironov 2017). Explicit orders {2, 8}: the improved conversion (Canonne, Kamath and Steinke 2020,
+    Prop. 12) a alpha + log((alpha - 1)/alpha) - (log delta + log alpha)/(alpha - 1), the smaller of
+    the two, by hand. The classical conversion (Mironov 2017, Prop. 3) a alpha + log(1/delta)/(alpha - 1)
+    over the accountant's orders lies between its minimum over real alpha > 1, a + 2 sqrt(a log(1/delta))
+    (at alpha = 1 + sqrt(log(1/delta)/a) = 14.7), and its minimum over the integers 2..64 (all among
+    the orders)."""
+    sigma, tau, N_i, K, T, N, delta = 0.9, 1.5, 30, 2, 5, 4, 1e-5
+    a = T * K / (2 * 9.0**2)
+    local = pa.dp_rsgd_event(sigma, tau, N_i, N_i, K)
+    improved = lambda al: a * al + math.log((al - 1) / al) - (math.log(delta) + math.log(al)) / (al - 1)  # noqa: E731
+    assert pa.prirfed_epsilon(local, N, N, T, delta, orders=[2.0, 8.0]) == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12)
+    L = math.log(1 / delta)
+    got = pa.prirfed_epsilon(local, N, N, T, delta, method="classical")
+    assert (a + 2 * math.sqrt(a * L)) * (1 - 1e-12) <= got <= min(a * al + L / (al - 1) for al in range(2, 65)) * (1 + 1e-12)
+    assert got > pa.prirfed_epsilon(local, N, N, T, delta, accountant="rdp")  # the improved conversion is smaller
