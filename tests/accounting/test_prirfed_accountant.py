@@ -408,3 +408,21 @@ def test_prirfed_epsilon_with_explicit_orders_or_the_classical_conversion():
     got = pa.prirfed_epsilon(local, N, N, T, delta, method="classical")
     assert (a + 2 * math.sqrt(a * L)) * (1 - 1e-12) <= got <= min(a * al + L / (al - 1) for al in range(2, 65)) * (1 + 1e-12)
     assert got > pa.prirfed_epsilon(local, N, N, T, delta, accountant="rdp")  # the improved conversion is smaller
+
+
+def test_epsilon_of_event_and_explicit_orders_of_the_calibration_helpers():
+    """epsilon_of_event on 4 Gaussian steps of z = 2 is the exact eps of one Gaussian with mu =
+    sqrt(4) / 2 = 1 (Dong, Roth and Su 2022, Cor. 3.3; 50-digit mpmath), and refuses a non-event by its
+    own name. epsilon_dp_rsgd with explicit orders {2, 8} takes the RDP accountant on them: full batch,
+    z = sigma N_i / (2 tau) = 0.9 * 30 / 3 = 9, RDP K alpha / (2 z^2), improved conversion (Canonne,
+    Kamath and Steinke 2020, Prop. 12) at the better of the two orders, by hand."""
+    from prirfed.reference.accounting.events import Gaussian, SelfComposed
+
+    want = float(mpx.gaussian_exact_epsilon(1e-5, 1.0))
+    assert cal.epsilon_of_event(SelfComposed(Gaussian(2.0), 4), 1e-5) == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match=r"^epsilon_of_event: not an event: "):
+        cal.epsilon_of_event("Gaussian(2.0)", 1e-5)
+    a = 3 / (2 * 9.0**2)
+    improved = lambda al: a * al + math.log((al - 1) / al) - (math.log(1e-5) + math.log(al)) / (al - 1)  # noqa: E731
+    got = cal.epsilon_dp_rsgd(0.9, 1e-5, 3, 1.5, 30, 30, orders=[2.0, 8.0])
+    assert got == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12)
