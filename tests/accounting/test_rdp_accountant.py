@@ -661,3 +661,14 @@ def test_rdp_of_a_worst_case_is_the_worse_party_at_every_order_and_unknown_event
         rdp.RdpAccountant().compose(Unknown())
     with pytest.raises(ValueError, match=r"^RdpAccountant: PoissonSampled is only bounded for a Gaussian inner event \(MTZ19\)$"):
         rdp.RdpAccountant(relation=ADD_REMOVE).compose(PoissonSampled(0.1, SelfComposed(Gaussian(1.0, ADD_REMOVE), 2)))
+
+
+@pytest.mark.parametrize("alpha,z,want", [(3.0, 0.5, "6"), (1.5, 4.0, "0.046875"), (64.0, 1.25, "20.48")])
+def test_gaussian_rdp_and_its_oracle_by_hand(alpha, z, want):
+    """The Gaussian's RDP alpha / (2 z^2) (Mironov 2017, Prop. 7) by hand: 3 / (2 * 0.25) = 6,
+    1.5 / (2 * 16) = 0.046875, 64 / (2 * 1.5625) = 20.48; the 50-digit oracle to 40 digits (the first
+    two are exact in binary), the float64 accountant to rounding; z != 1 and alpha != 2 so that neither
+    the square nor the factor 2 hides."""
+    with mp.workdps(50):
+        assert abs(mpx.gaussian_rdp(alpha, z) - mp.mpf(want)) <= mp.mpf("1e-40") * mp.mpf(want)
+    assert float(rdp.gaussian_rdp([alpha], z)[0]) == pytest.approx(float(want), rel=4e-16, abs=0)
