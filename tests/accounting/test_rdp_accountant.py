@@ -672,3 +672,23 @@ def test_gaussian_rdp_and_its_oracle_by_hand(alpha, z, want):
     with mp.workdps(50):
         assert abs(mpx.gaussian_rdp(alpha, z) - mp.mpf(want)) <= mp.mpf("1e-40") * mp.mpf(want)
     assert float(rdp.gaussian_rdp([alpha], z)[0]) == pytest.approx(float(want), rel=4e-16, abs=0)
+
+
+@pytest.mark.parametrize("eps_inf", [0.5, 0.8])
+def test_wbk19_theorem9_with_a_finite_eps_infinity(eps_inf):
+    """Theorem 9 of Wang, Balle and Kasiviswanathan (2019) as printed, in 50-digit mpmath, for an inner
+    mechanism with finite eps(inf) (a pure-DP part): A = 1 + q^2 C(alpha, 2) min{4 (e^{eps(2)} - 1),
+    e^{eps(2)} min{2, (e^{eps(inf)} - 1)^2}} + sum_{j >= 3} q^j C(alpha, j) e^{(j-1) eps(j)}
+    min{2, (e^{eps(inf)} - 1)^j}. At eps(inf) = 0.5 every (e^{eps(inf)} - 1)^j is below 2 and the j = 2
+    minimum takes its second form; at 0.8 the powers cross 2 at j = 4 and the j = 2 minimum takes
+    4 (e^{eps(2)} - 1)."""
+    q, eps_int = 0.1, np.array([0.0, 0.05, 0.2, 0.3, 0.35, 0.4])
+    alphas = [2, 3, 5]
+    got = rdp.wbk19_theorem9_log_a(alphas, q, eps_int, eps_inf)
+    with mp.workdps(50):
+        Q, E = mp.mpf(q), [mp.mpf(float(e)) for e in eps_int]
+        b = mp.expm1(mp.mpf(eps_inf))
+        for alpha, g in zip(alphas, got):
+            A = 1 + Q**2 * mp.binomial(alpha, 2) * min(4 * mp.expm1(E[2]), mp.exp(E[2]) * min(2, b**2))
+            A += mp.fsum(Q**j * mp.binomial(alpha, j) * mp.exp((j - 1) * E[j]) * min(2, b**j) for j in range(3, alpha + 1))
+            assert float(g) == pytest.approx(float(mp.log(A)), rel=1e-13)
