@@ -2,7 +2,7 @@
 user would write it, per-round cost vs the copy-bandwidth bound, linearity in d, threads, memory and
 cold start. Reported, never asserted.
 
-Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,marginal,linear,threads,memory,cold]``
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,marginal,persample,linear,threads,memory,cold]``
 (needs the ``bench`` extra for the peer: ``pip install -e '.[bench]'``). Prints Markdown.
 
 Workloads (synthetic sphere PCA (6.1) of 000: rows z ~ N(0, I_D)/sqrt(D), agents of N_i rows, D = d + 1;
@@ -29,6 +29,10 @@ Marginal: the verified run without history at T and 3T rounds (CPU time, best of
 the cost of one more round is (t(3T) - t(T)) / 2T and the fixed cost of a call (validation, the two
 records at rounds 0 and T, the privacy event) is t(T) - T * marginal. ``bound`` above divides the
 whole call by T, so at T = 10 (D = 3000) the fixed cost is part of its "per round".
+
+Per sample: the sphere's ``add_clipped_batch`` (four samples a pass) and the generic one-at-a-time
+sum (``add_clipped_batch_by_samples``) called in a compiled loop on b rows that stay in cache; wall
+time per sample, best of the repeats.
 
 Threads: wall time (``time.perf_counter``; CPU time counts both threads) of the verified trainer
 with 1 and 2 Numba threads on a 784-wide workload with s = 10 agents, interleaved, with the output
@@ -65,6 +69,9 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from prirfed.verified.problems import SpherePCA  # noqa: E402
+from prirfed.verified.trainers.families import SphereDims  # noqa: E402
+from prirfed.verified.trainers.geometry import add_clipped_batch_by_samples  # noqa: E402
+from prirfed.verified.trainers.geometry_sphere import add_clipped_batch  # noqa: E402
 from prirfed.verified.trainers.prirfed import prirfed  # noqa: E402
 
 WORKLOADS = {
@@ -232,6 +239,45 @@ def section_marginal(names, repeats):
         bound = nbytes / copy_bandwidth(w["N"] * w["N_i"] * w["D"] * 8)
         print(f"| {w['D']}, {w['N']}, {w['N_i']}, {s} | {T} / {3 * T} | {fmt_t(t1 - T * marg)} | {fmt_t(marg)} | "
               f"{marg / bound:.1f}x |")
+
+
+@numba.njit
+def _batch_sums(dims, x, Z, C, perm, b, tau, reps, one_by_one):
+    """reps minibatch sums of the first b rows of Z at x (the sphere's add_clipped_batch, or one
+    add_clipped_grad per sample), for the per-sample timing."""
+    acc = np.zeros(x.shape[0])
+    work = np.empty(x.shape[0])
+    for _r in range(reps):
+        acc[:] = 0.0
+        if one_by_one:
+            add_clipped_batch_by_samples(dims, x, Z, C, perm, 0, b, tau, acc, work)
+        else:
+            add_clipped_batch(dims, x, Z, C, perm, 0, b, tau, acc, work)
+    return acc
+
+
+def section_persample(repeats):
+    header("Per-sample cost of the sphere's clipped minibatch sum (data in cache; wall time, best of the repeats)")
+    print("| D, b | tau | add_clipped_batch (four samples a pass) | one sample at a time |")
+    print("|---|---:|---:|---:|")
+    for D, b, reps in ((25, 500, 2000), (784, 200, 200), (3000, 100, 100)):
+        rng = np.random.default_rng(0)
+        Z = rng.standard_normal((b, D)) / math.sqrt(D)
+        C = np.ones(b)
+        x = start_point(D)
+        perm = rng.permutation(b)
+        dims = SphereDims(D)
+        for tau in (1.0, math.inf):
+            cells = []
+            for one in (False, True):
+                _batch_sums(dims, x, Z, C, perm, b, tau, 1, one)
+                best = math.inf
+                for _k in range(repeats):
+                    t = time.perf_counter()
+                    _batch_sums(dims, x, Z, C, perm, b, tau, reps, one)
+                    best = min(best, time.perf_counter() - t)
+                cells.append(f"{best / reps / b * 1e9:.1f} ns")
+            print(f"| {D}, {b} | {tau} | {cells[0]} | {cells[1]} |")
 
 
 def section_linear(repeats):
@@ -417,7 +463,7 @@ def section_cold(geometries):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="peer,bound,marginal,linear,threads,memory,cold")
+    ap.add_argument("--only", default="peer,bound,marginal,persample,linear,threads,memory,cold")
     ap.add_argument("--workloads", default="25,784,3000")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cold", default="sphere,spd,lorentz,stiefel")
@@ -440,6 +486,8 @@ def main():
         section_bound(names, args.repeats)
     if "marginal" in parts:
         section_marginal(names, args.repeats)
+    if "persample" in parts:
+        section_persample(args.repeats)
     if "linear" in parts:
         section_linear(args.repeats)
     if "threads" in parts:
