@@ -426,3 +426,25 @@ def test_epsilon_of_event_and_explicit_orders_of_the_calibration_helpers():
     improved = lambda al: a * al + math.log((al - 1) / al) - (math.log(1e-5) + math.log(al)) / (al - 1)  # noqa: E731
     got = cal.epsilon_dp_rsgd(0.9, 1e-5, 3, 1.5, 30, 30, orders=[2.0, 8.0])
     assert got == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12)
+
+
+def test_paper_sigma_dp_rsvrg_where_tau_and_o_tilde_show():
+    """sigma^2 = o_tilde m K log(1/delta) tau^2 / (N_i^2 eps^2) (Huang et al. 2024, Section 5.2) at
+    tau = 2.5 and o_tilde = 1.7 (the other test has tau = o_tilde = 1, where a factor and its inverse
+    agree), in 50-digit mpmath."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        want = mp.sqrt(mp.mpf("1.7") * 10 * 3 * mp.log(mp.mpf(10) ** 4)) * mp.mpf("2.5") / (250 * mp.mpf("0.15"))
+    assert cal.paper_sigma_dp_rsvrg(0.15, 1e-4, 10, 3, 2.5, 250, o_tilde=1.7) == pytest.approx(float(want), rel=1e-14)
+
+
+@pytest.mark.parametrize("fn,counts", [(cal.paper_sigma_dp_rsgd, ("K", "N_i")), (cal.paper_sigma_dp_rsvrg, ("m", "K", "N_i"))])
+def test_paper_sigmas_at_the_smallest_counts_and_below(fn, counts):
+    """Every count at its smallest value 1 is taken: sigma = sqrt(log(1/delta)) tau / eps =
+    sqrt(log 1e5) * 2 / 0.5 by hand; each count at 0 is refused by name."""
+    base = dict(eps=0.5, delta=1e-5, tau=2.0) | {c: 1 for c in counts}
+    assert fn(**base) == pytest.approx(math.sqrt(math.log(1e5)) * 2.0 / 0.5, rel=1e-15)
+    for c in counts:
+        with pytest.raises(ValueError, match=rf"^{fn.__name__}: {c} must be >= 1"):
+            fn(**(base | {c: 0}))
