@@ -217,3 +217,44 @@ def test_sampling_without_replacement_refuses_an_add_remove_inner_event():
         SampledWithoutReplacement(10, 2, Gaussian(1.0, ADD_REMOVE))
     ev = SampledWithoutReplacement(10, 2, Gaussian(1.0, REPLACE_ONE))
     assert ev.relation == REPLACE_ONE and ev.q == 0.2
+
+
+def test_event_parameters_at_their_boundaries_and_relations_of_nests():
+    """Shifts of a MixtureOfGaussians are >= 0: 0 itself is taken (stored as the float 0.0), -1e-300
+    refused, for each shift; a WorstCase needs a party and one relation; a Composed of nothing is
+    replace-one, and a nest of add/remove events is add/remove, as is a WorstCase of them."""
+    from prirfed.reference.accounting.events import ADD_REMOVE, REPLACE_ONE, Composed, Gaussian, MixtureOfGaussians, WorstCase
+
+    m = MixtureOfGaussians(0, 0, 1, shift_sample=0)
+    assert (m.shift_common, m.shift_rare, m.p_rare, m.shift_sample) == (0.0, 0.0, 1.0, 0.0)
+    assert all(type(v) is float for v in (m.shift_common, m.shift_rare, m.p_rare, m.shift_sample))
+    for kw in (dict(shift_common=-1e-300), dict(shift_rare=-1e-300), dict(shift_sample=-1e-300)):
+        args = dict(shift_common=0.5, shift_rare=1.5, p_rare=0.1) | kw
+        with pytest.raises(ValueError, match=r"^MixtureOfGaussians: shift"):
+            MixtureOfGaussians(**args)
+    with pytest.raises(ValueError, match=r"^WorstCase: needs at least one event$"):
+        WorstCase(())
+    with pytest.raises(ValueError, match=r"^WorstCase: events mix neighbouring relations \['add_remove', 'replace_one'\]$"):
+        WorstCase((Gaussian(1.0), Gaussian(1.0, ADD_REMOVE)))
+    assert Composed(()).relation == REPLACE_ONE
+    ar = (Gaussian(1.0, ADD_REMOVE), Gaussian(2.0, ADD_REMOVE))
+    assert Composed(ar).relation == ADD_REMOVE and WorstCase(ar).relation == ADD_REMOVE
+    assert WorstCase(list(ar)).events == ar and Composed(list(ar)).events == ar  # stored as tuples
+    one = (Gaussian(1.0, ADD_REMOVE),)
+    assert Composed(one).relation == ADD_REMOVE and WorstCase(one).relation == ADD_REMOVE
+    with pytest.raises(ValueError, match=r"^Composed: events mix neighbouring relations \['add_remove', 'replace_one'\]$"):
+        Composed((Gaussian(1.0), Gaussian(1.0, ADD_REMOVE)))
+
+
+def test_self_composition_count_and_inner_at_their_boundaries():
+    """SelfComposed takes k = 1 (and an integral float, stored as the int), refuses k = 0 by name and an
+    inner that is not an event; its relation is its inner event's."""
+    from prirfed.reference.accounting.events import ADD_REMOVE, Gaussian, SelfComposed
+
+    assert SelfComposed(Gaussian(1.0), 1).k == 1
+    k3 = SelfComposed(Gaussian(1.0, ADD_REMOVE), 3.0)
+    assert type(k3.k) is int and k3.k == 3 and k3.relation == ADD_REMOVE
+    with pytest.raises(ValueError, match=r"^SelfComposed: k \(T\) must be >= 1"):
+        SelfComposed(Gaussian(1.0), 0)
+    with pytest.raises(ValueError, match=r"^SelfComposed: inner must be an Event \(got str\)$"):
+        SelfComposed("Gaussian(1.0)", 2)
