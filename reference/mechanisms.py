@@ -973,7 +973,9 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     Raises
     ------
     ValueError
-        If ``eps`` is negative or not finite, or ``sigma`` or ``sensitivity`` is not finite and > 0.
+        If ``eps`` is negative or not finite, or ``sigma`` or ``sensitivity`` is not finite and > 0,
+        or where float64 cannot determine delta (the rounding of the privacy-loss exponent reaches
+        its size, so not even its sign is known).
     """
     where = "gaussian_delta"
     eps = _epsilon(where, eps, allow_zero=True)
@@ -990,9 +992,14 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
         # (checked before the exponent below: for eps / mu >= 2.6e9 that exponent loses all its digits
         # while the answer is this 0; it used to be refused, and analytic_gaussian_sigma with it)
         return 0.0
-    log_second = eps + float(log_ndtr(b))
+    log_phi_b = float(log_ndtr(b))
+    log_second = eps + log_phi_b
     e = log_second - log_first  # <= 0 in exact arithmetic (delta >= 0)
-    if not e <= 700.0:
+    # e's rounding error is a few units in the last place of the terms (eps and log Phi(b) cancel when
+    # eps is large); where it reaches |e| not even the sign of delta is known (e came out > 0 and delta
+    # -1.0 at eps = 5e17 + 5e9, sigma = 1e-9, Delta = 1, whose delta is 2.9e-7)
+    err = 4.0 * 2.0**-53 * (abs(log_phi_b) + abs(log_first) + abs(log_second))
+    if not e + err < 0.0:
         raise ValueError(f"{where}: delta cannot be evaluated in float64 at eps={eps!r}, sigma={sigma!r}, "
                          f"sensitivity={sensitivity!r}: the privacy-loss exponent eps + log Phi(b) - log Phi(a), "
                          f"which is <= 0, loses all its digits (computed {e:.3e})")

@@ -245,3 +245,20 @@ def test_analytic_sigma_default_is_within_1e_12_of_the_exact_sigma(eps, delta):
     with mp.workdps(50):
         exact = mp.findroot(lambda s: mp_delta(eps, s, 1.0) - delta, mp.mpf(sigma))
         assert exact * (1 - mp.mpf(1e-14)) <= sigma <= exact * (1 + mp.mpf(1e-12)) * (1 + mp.mpf(1e-14))
+
+
+def test_gaussian_delta_refuses_an_exponent_whose_sign_is_lost_and_is_never_negative():
+    """mu = Delta / sigma = 1e9, eps = mu^2/2 + 5 mu: a = mu/2 - eps/mu = -5, so Phi(a) = 2.9e-7 is a
+    float64, but eps = 5e17 and log Phi(b) = -5e17 cancel in the exponent eps + log Phi(b) - log
+    Phi(a) (about -19), whose rounding error is about u 5e17 = 55: the exponent came out +15 and delta
+    -0.99999971, a negative delta. It is refused now. At mu = 1e8 the rounding error (0.6) is far below
+    |e| = 16 and delta is evaluated: it matches Balle and Wang's delta at 50 digits (mpmath)."""
+    mu = 1e9
+    with pytest.raises(ValueError, match=r"^gaussian_delta: delta cannot be evaluated in float64 at eps=5\.00000005e\+17, "
+                                         r"sigma=1e-09, sensitivity=1\.0: .* loses all its digits \(computed "):
+        R.gaussian_delta(mu * mu / 2 + 5 * mu, 1 / mu, 1.0)
+    mu = 1e8
+    eps = mu * mu / 2 + 5 * mu
+    got = R.gaussian_delta(eps, 1 / mu, 1.0)
+    assert got == pytest.approx(float(mp_delta(eps, 1 / mu, 1.0)), rel=1e-6)
+    assert got > 0
