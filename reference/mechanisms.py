@@ -999,7 +999,7 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     # eps is large); where it reaches |e| not even the sign of delta is known (e came out > 0 and delta
     # -1.0 at eps = 5e17 + 5e9, sigma = 1e-9, Delta = 1, whose delta is 2.9e-7)
     err = 4.0 * 2.0**-53 * (abs(log_phi_b) + abs(log_first) + abs(log_second))
-    if not e + err < 0.0:
+    if not e < -err:
         raise ValueError(f"{where}: delta cannot be evaluated in float64 at eps={eps!r}, sigma={sigma!r}, "
                          f"sensitivity={sensitivity!r}: the privacy-loss exponent eps + log Phi(b) - log Phi(a), "
                          f"which is <= 0, loses all its digits (computed {e:.3e})")

@@ -252,13 +252,18 @@ def test_gaussian_delta_refuses_an_exponent_whose_sign_is_lost_and_is_never_nega
     float64, but eps = 5e17 and log Phi(b) = -5e17 cancel in the exponent eps + log Phi(b) - log
     Phi(a) (about -19), whose rounding error is about u 5e17 = 55: the exponent came out +15 and delta
     -0.99999971, a negative delta. It is refused now. At mu = 1e8 the rounding error (0.6) is far below
-    |e| = 16 and delta is evaluated: it matches Balle and Wang's delta at 50 digits (mpmath)."""
+    |e| = 16 and delta is evaluated: it matches Balle and Wang's delta at 50 digits (mpmath), as at
+    mu = 2e8 and 3e8; at mu = 6e8 the bound exceeds |e|: refused."""
     mu = 1e9
     with pytest.raises(ValueError, match=r"^gaussian_delta: delta cannot be evaluated in float64 at eps=5\.00000005e\+17, "
                                          r"sigma=1e-09, sensitivity=1\.0: .* loses all its digits \(computed "):
         R.gaussian_delta(mu * mu / 2 + 5 * mu, 1 / mu, 1.0)
-    mu = 1e8
-    eps = mu * mu / 2 + 5 * mu
-    got = R.gaussian_delta(eps, 1 / mu, 1.0)
-    assert got == pytest.approx(float(mp_delta(eps, 1 / mu, 1.0)), rel=1e-6)
-    assert got > 0
+    # the bound 4u (|log Phi(b)| + |log Phi(a)| + |eps + log Phi(b)|) against |e| on both sides (same
+    # family): at mu = 6e8 the bound is 1.6 |e| (refused); at mu = 3e8 and 2e8 it is 0.8 and 0.42 |e|
+    with pytest.raises(ValueError, match=r"^gaussian_delta: delta cannot be evaluated in float64"):
+        R.gaussian_delta(6e8 * 6e8 / 2 + 5 * 6e8, 1 / 6e8, 1.0)
+    for mu in (1e8, 2e8, 3e8):
+        eps = mu * mu / 2 + 5 * mu
+        got = R.gaussian_delta(eps, 1 / mu, 1.0)
+        assert got == pytest.approx(float(mp_delta(eps, 1 / mu, 1.0)), rel=1e-6)
+        assert got > 0
