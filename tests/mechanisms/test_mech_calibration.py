@@ -267,3 +267,18 @@ def test_gaussian_delta_refuses_an_exponent_whose_sign_is_lost_and_is_never_nega
         got = R.gaussian_delta(eps, 1 / mu, 1.0)
         assert got == pytest.approx(float(mp_delta(eps, 1 / mu, 1.0)), rel=1e-6)
         assert got > 0
+
+
+def test_analytic_sigma_refuses_where_delta_cannot_be_evaluated_instead_of_calibrating_on_a_negative_delta():
+    """eps = 1e18 at Delta = 1, delta = 1e-5: the search reaches sigma near 7e-10 (mu = 1.4e9), where
+    eps and log Phi(b) cancel in gaussian_delta's exponent. Before gaussian_delta refused there it
+    returned a negative delta (-1.4e-84), the search took it as <= 1e-5 and returned sigma =
+    7.071067714613098e-10, whose delta is 1.0 (Balle and Wang's formula at 80 digits, computed
+    here): not private at all. The calibration is refused, with gaussian_delta's reason."""
+    with mp.workdps(80):
+        s, e = mp.mpf(7.071067714613098e-10), mp.mpf(1e18)
+        old = mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+        assert old > mp.mpf("0.999")
+    with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: gaussian_delta: delta cannot be evaluated in float64 "
+                                         r"at eps=1e\+18, "):
+        R.analytic_gaussian_sigma(1e18, 1e-5, 1.0)
