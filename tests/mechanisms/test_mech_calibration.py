@@ -282,3 +282,10 @@ def test_analytic_sigma_refuses_where_delta_cannot_be_evaluated_instead_of_calib
     with pytest.raises(ValueError, match=r"^analytic_gaussian_sigma: gaussian_delta: delta cannot be evaluated in float64 "
                                          r"at eps=1e\+18, "):
         R.analytic_gaussian_sigma(1e18, 1e-5, 1.0)
+
+
+@pytest.mark.parametrize("eps,Delta,what", [("x", 1.0, r"eps must be a real number \(got 'x'\)"),
+                                            (1.0, None, r"sensitivity must be a real number \(got None\)")])
+def test_analytic_sigma_refuses_an_eps_or_sensitivity_that_is_not_a_number(eps, Delta, what):
+    with pytest.raises(ValueError, match=rf"^analytic_gaussian_sigma: {what}$"):
+        R.analytic_gaussian_sigma(eps, 1e-5, Delta)
