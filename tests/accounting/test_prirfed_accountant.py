@@ -448,3 +448,19 @@ def test_paper_sigmas_at_the_smallest_counts_and_below(fn, counts):
     for c in counts:
         with pytest.raises(ValueError, match=rf"^{fn.__name__}: {c} must be >= 1"):
             fn(**(base | {c: 0}))
+
+
+def test_calibration_gaussian_exact_epsilon_replays_its_bisection_by_hand():
+    """The documented algorithm on dyadic tolerances, step by step. mu = 0.1 with delta just below
+    delta(0) (root 8.3e-5 < 1): no doubling; bisection of [0, 1] stops once hi - lo <= tol max(1, hi)
+    = 0.125, i.e. at [0, 0.125]: returns 0.125. mu = 3, delta = 1e-8 (root 20.774, mpmath): doubling
+    1, 2, 4, 8, 16, 32 gives [16, 32]; mids 24 (above the root: hi), 20 (below: lo), 22 (hi), 21 (hi),
+    20.5 (lo) leave [20.5, 21], width 0.5 <= 21/32: returns 21. At delta = delta(0) itself (as the
+    mechanisms module computes it) eps is 0."""
+    from prirfed.reference.mechanisms import gaussian_delta
+
+    tv = math.erf(0.1 / (2 * math.sqrt(2)))
+    assert cal.gaussian_exact_epsilon(0.1, tv * (1 - 1e-3), tol=0.125) == 0.125
+    assert 20.5 < float(mpx.gaussian_exact_epsilon(1e-8, 3.0)) < 21
+    assert cal.gaussian_exact_epsilon(3.0, 1e-8, tol=1 / 32) == 21.0
+    assert cal.gaussian_exact_epsilon(0.1, gaussian_delta(0.0, 1.0, 0.1)) == 0.0
