@@ -63,8 +63,11 @@ def step_sizes(where: str, alpha, T: int) -> np.ndarray:
         a = np.full(T, float(a)) if a.ndim == 0 else a
     if a.shape != (T,):
         raise ValueError(f"{where}: step sizes have shape {a.shape}, expected ({T},)")
-    if np.any(~np.isfinite(a)) or np.any(a <= 0):
-        raise ValueError(f"{where}: step sizes must be positive and finite (min {np.min(a)!r})")
+    bad = np.flatnonzero(~np.isfinite(a) | (a <= 0))
+    if bad.size:
+        t = int(bad[0])
+        raise ValueError(f"{where}: step sizes must be positive and finite (the step of round {t} is {float(a[t])!r}; "
+                         f"{bad.size} of {T} are not)")
     return a
 
 

@@ -17,6 +17,8 @@ outer[integers(1, T + 1) - 1] of the server's stream of round T (module docstrin
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -145,8 +147,12 @@ def test_step_sizes_and_generator_refusals():
     """alpha_t must be positive and finite: 0 (the boundary) is refused, as are 3 step sizes for
     T = 2 (named by shape) and a seed in place of a Generator (for PriRFed and RFedAvg)."""
     P = problem()
-    with pytest.raises(ValueError, match=r"^prirfed: step sizes must be positive and finite \(min "):
+    with pytest.raises(ValueError, match=r"^prirfed: step sizes must be positive and finite \(the step of round 0 "
+                                         r"is 0\.0; 2 of 2 are not\)$"):
         prirfed(P, X0, 2, 1, 0.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^prirfed: step sizes must be positive and finite \(the step of round 2 "
+                                         r"is nan; 1 of 4 are not\)$"):
+        prirfed(P, X0, 4, 1, [0.1, 0.2, math.nan, 0.3], np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"^prirfed: step sizes have shape \(3,\), expected \(2,\)$"):
         prirfed(P, X0, 2, 1, [0.1, 0.2, 0.3], np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"^prirfed: rng must be a numpy.random.Generator \(got int\)$"):
