@@ -146,14 +146,18 @@ def prirfed_run_event(problem, *, local, N, s, T, K, m, sigmas, bs, tau, tau0, t
     clip = (tau,) if local == "dp_rsgd" else (tau0, tau1)
     if any(c == math.inf for c in clip):
         return None, "not private: no clipping (tau = inf), the sensitivity is unbounded"
+    per_setting = {}  # agents with the same (sigma_i, b_i, N_i) have the same event: built once
     per_agent = []
     for i in range(N):
-        N_i = problem.sizes[i]
-        if local == "dp_rsgd":
-            ev = dp_rsgd_event(float(sigmas[i]), tau, int(bs[i]), N_i, K)
-        else:
-            ev = dp_rsvrg_event(float(sigmas[i]), tau0, tau1, N_i, m, K)
-        per_agent.append(prirfed_event(ev, N, s, T))
+        setting = (float(sigmas[i]), int(bs[i]), int(problem.sizes[i]))
+        if setting not in per_setting:
+            sigma_i, b_i, N_i = setting
+            if local == "dp_rsgd":
+                ev = dp_rsgd_event(sigma_i, tau, b_i, N_i, K)
+            else:
+                ev = dp_rsvrg_event(sigma_i, tau0, tau1, N_i, m, K)
+            per_setting[setting] = prirfed_event(ev, N, s, T)
+        per_agent.append(per_setting[setting])
     distinct = tuple(dict.fromkeys(per_agent))
     return (distinct[0] if len(distinct) == 1 else WorstCase(distinct)), "record-level, replace-one"
 

@@ -55,6 +55,22 @@ def test_heterogeneous_dp_rsvrg_agents_pair_each_size_with_its_own_sigma():
     assert set(mine).isdisjoint(swapped)
 
 
+@pytest.mark.parametrize("sizes, sigmas, bs", [
+    ([6, 6, 8, 6], [0.7, 0.7, 0.7, 0.7], [3, 3, 3, 3]),      # only N_i differs (agent 2)
+    ([6, 6, 6, 6], [0.7, 0.7, 0.7, 1.1], [3, 3, 3, 3]),      # only sigma_i differs (agent 3)
+    ([6, 6, 6, 6], [0.7, 0.7, 0.7, 0.7], [3, 2, 3, 3]),      # only b_i differs (agent 1)
+])
+def test_agents_sharing_a_setting_share_one_event_and_any_difference_shows(sizes, sigmas, bs):
+    """Agents whose (sigma_i, b_i, N_i) agree have one event between them; an agent that differs in
+    exactly one of the three has its own: the run is the worst case of the two per-agent events, in
+    order of first appearance, each built here from the accounting API with that agent's settings."""
+    P, rng = problem(sizes)
+    r = prirfed(P, np.zeros(2), T=2, s=2, alpha=0.1, rng=rng, K=1, b=bs, sigma=sigmas, tau=1.0)
+    per_agent = [prirfed_event(dp_rsgd_event(sig, 1.0, b, n, 1), N=4, s=2, T=2) for sig, b, n in zip(sigmas, bs, sizes)]
+    assert r.event == WorstCase(tuple(dict.fromkeys(per_agent)))
+    assert len(r.event.events) == 2
+
+
 def test_non_private_runs_say_so():
     P, rng = problem([4, 4])
     r = prirfed(P, np.zeros(2), T=1, s=1, alpha=0.1, rng=rng)
