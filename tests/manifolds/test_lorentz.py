@@ -271,7 +271,9 @@ def test_chord_form_fails_far_out_on_one_ray():
     """Why `chord` switches to the polar form beyond distance 1.3: for x, y on one ray at radii
     10 and 30 (distance 20), <y-x, y-x>_L = ||c_bar||^2 - c_0^2 cancels 17 digits, in the stored
     form (the brief's 2 asinh(sqrt(<x-y, x-y>_L)/2)) and even with the exact c_0; the plain
-    x_0 y_0 - <x_bar, y_bar> is off by 2e-8 in dist; the polar form is exact to rounding."""
+    x_0 y_0 - <x_bar, y_bar> is off by 2e-8 in dist; the polar form is exact to rounding. (Below
+    distance 1.3 the chord form had a failure of its own far out on a coordinate axis, its c_perp
+    by projection: tests/manifolds/test_lorentz_far_rays.py.)"""
     x, y, _ = construct(10.0, 20.0, "out")
     c = x - y
     q_stored = minkowski_inner(c, c)

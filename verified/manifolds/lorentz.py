@@ -55,6 +55,7 @@ __all__ = [
 _THRESHOLD = SERIES_THRESHOLD
 _TINY = TINY
 _X0_MAX = 3.273390607896142e150  # = reference X0_MAX = 2^500 (a literal: Numba caches globals)
+_WEDGE_X0 = 67108864.0  # = reference WEDGE_X0 = 2^26 (a literal: Numba caches globals)
 
 
 @njit(cache=True)
@@ -225,11 +226,18 @@ def _chord_c0_h(x, y):
                 q += ci * ci
             q -= c0 * c0
         else:
-            k = cs / ss
             pp = 0.0
-            for i in range(1, n):
-                pi = (y[i] - x[i]) - k * (x[i] + y[i])
-                pp += pi * pi
+            if not max(x0, y0) > _WEDGE_X0:
+                k = cs / ss
+                for i in range(1, n):
+                    pi = (y[i] - x[i]) - k * (x[i] + y[i])
+                    pp += pi * pi
+            else:  # reference: _perp_square (wedge beyond WEDGE_X0)
+                ns = math.sqrt(ss)
+                for i in range(1, n):
+                    for j in range(i + 1, n):
+                        t = ((y[i] - x[i]) * (x[j] + y[j]) - (y[j] - x[j]) * (x[i] + y[i])) / ns
+                        pp += t * t
             rho2 = c0 * c0 / ss
             q = (pp + 4.0 * rho2) / (1.0 - rho2)
         h = 0.5 * max(0.0, q)
