@@ -368,7 +368,8 @@ def section_threads(repeats):
         ratios.append(pair[1] / pair[2])
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     same = bool(np.array_equal(outs[1], outs[2]))
-    print(f"- threading layer: {numba.threading_layer()}; load average at the end: {os.getloadavg()}")
+    print(f"- threading layer: {numba.threading_layer()}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, "
+          f"GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT')}; load average at the end: {os.getloadavg()}")
     print(f"- 1 thread: median {statistics.median(times[1]):.3f} s; 2 threads: median {statistics.median(times[2]):.3f} s; "
           f"**speed-up {statistics.median(ratios):.2f}x** (median of {repeats} paired ratios: "
           f"{', '.join(f'{q:.2f}' for q in ratios)}); outputs bit-identical: {same}")
