@@ -38,7 +38,8 @@ Threads: wall time (``time.perf_counter``; CPU time counts both threads) of the 
 with 1 and 2 Numba threads on a 784-wide workload with s = 10 agents, interleaved, with the output
 of both compared bit for bit. On a shared machine the other jobs' load is printed beside it. Beside
 it, the read ceiling: the same number of rows summed in a ``prange`` loop on 1 and 2 threads, which
-bounds what a second thread can win on rounds that are bound by reading the data.
+bounds what a second thread can win on rounds that are bound by reading the data. ``--busy`` runs
+the section beside a Python process that keeps one core busy, as on a shared machine.
 
 Memory: a fresh process builds N = 1000 agents of N_i = 200 rows at D = 784 (1.25 GB) as one array
 split into views, the verified problem, and runs 3 rounds (loops loaded from the cache first);
@@ -468,6 +469,8 @@ def main():
     ap.add_argument("--workloads", default="25,784,3000")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cold", default="sphere,spd,lorentz,stiefel")
+    ap.add_argument("--busy", action="store_true",
+                    help="run the threads section beside a process that keeps one core busy (a shared machine)")
     args = ap.parse_args()
     parts = args.only.split(",")
     names = args.workloads.split(",")
@@ -492,7 +495,13 @@ def main():
     if "linear" in parts:
         section_linear(args.repeats)
     if "threads" in parts:
-        section_threads(args.repeats)
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.busy else None
+        try:
+            section_threads(args.repeats)
+        finally:
+            if busy is not None:
+                busy.kill()
+                busy.wait()
     if "memory" in parts:
         section_memory()
     if "cold" in parts:
