@@ -161,6 +161,14 @@ def test_check_delta_says_by_how_much_with_a_positive_distance(delta, off):
         ev.check_delta("f", delta)
 
 
+@pytest.mark.parametrize("bad", ["bogus", None])
+def test_epsilon_delta_refuses_an_unknown_relation(bad):
+    """A black-box (eps, delta) event names one of the two neighbouring relations; anything else is refused."""
+    with pytest.raises(ValueError, match=rf"^EpsilonDelta: unknown neighbouring relation {bad!r} \(use 'replace_one' or 'add_remove'\)$"):
+        ev.EpsilonDelta(1.0, 1e-5, relation=bad)
+    assert ev.EpsilonDelta(1.0, 1e-5, relation=ev.ADD_REMOVE).relation == "add_remove"
+
+
 def test_composed_of_one_event_has_that_events_relation():
     """Composed([e]).relation is e's relation for either relation (a mutant reading events[1] raised
     IndexError on one event; the tests had only composed two or more)."""

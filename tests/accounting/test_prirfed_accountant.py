@@ -32,6 +32,18 @@ def test_exact_blackbox_matches_mpmath_brute_force(rho, T, ep):
     assert got == pytest.approx(float(mpx.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)), rel=1e-11)
 
 
+def test_exact_blackbox_far_tail_within_the_documented_truncation():
+    """Far in the tail (eps' = 40 of T eps = 100, delta = 0: only >= 41 of 100 rounds active, each with
+    probability 0.1, give privacy loss above eps') the divergence is 9.59e-22. The weights dropped are
+    below e^-80 of the largest, so the error is below T e^-80 = 1.8e-33 (the code's promise); the
+    50-digit brute-force sum over all outcome counts is the reference. Dropping weights below e^-40
+    instead lost 1.8% of it."""
+    want = mpx.blackbox_exact_delta(1.0, 0.0, 0.1, 100, 40.0)
+    assert 9.59e-22 < want < 9.60e-22
+    got = pa.blackbox_exact_delta(1.0, 0.0, 0.1, 100, 40.0)
+    assert abs(got - float(want)) <= 100 * math.exp(-80.0) + 1e-12 * float(want)
+
+
 def test_exact_blackbox_epsilon_is_the_smallest_that_reaches_delta():
     e = pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 500, 1.35e-2)
     assert pa.blackbox_exact_delta(0.15, 1e-4, 0.05, 500, e) <= 1.35e-2
@@ -83,6 +95,16 @@ def test_dp_rsgd_sensitivity_and_noise_multiplier():
     assert ev == SelfComposed(Gaussian(0.3 * 40 / 4.0), 3)
     ev = pa.dp_rsgd_event(sigma=0.3, tau=2.0, b=10, N_i=40, K=3)
     assert ev.inner.q == 0.25 and ev.inner.inner.noise_multiplier == pytest.approx(0.3 * 10 / 4.0)
+
+
+def test_dp_rsgd_event_of_one_record():
+    """N_i = 1 is a valid agent (b = 1, the full batch): each step is the Gaussian mechanism with
+    noise multiplier sigma b / (2 tau) = 1 / (2 * 0.5) = 1, so K = 4 steps are the Gaussian with
+    mu = sqrt(4) / 1 = 2, whose eps at delta = 1e-5 is the 50-digit analytic Gaussian's."""
+    ev = pa.dp_rsgd_event(sigma=1.0, tau=0.5, b=1, N_i=1, K=4)
+    assert ev == SelfComposed(Gaussian(1.0), 4)
+    want = float(mpx.gaussian_exact_epsilon(1e-5, 2.0))
+    assert cal.epsilon_dp_rsgd(1.0, 1e-5, 4, 0.5, 1, 1) == pytest.approx(want, rel=1e-9)
 
 
 def test_lead_3_paper_sigma_full_batch_k1():
@@ -173,6 +195,7 @@ def test_calibration_of_whole_runs_round_trip():
         (lambda: cal.calibrate_sigma(lambda s: 0.5, 1.0, max_iter=5),
          r"^calibrate_sigma: eps\(0\.0312\) = 0\.5 still <= target 1 after 6 evaluations; no lower bracket$"),
         (lambda: pa.blackbox_exact_delta(0.15, 1e-4, 0.1, 5, -0.1), r"^blackbox_exact_delta: eps_prime must be >= 0 \(got eps_prime = -0\.1\)$"),
+        (lambda: pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 0, 1e-2), r"^blackbox_exact_epsilon: T must be >= 1 \(got T = 0, short by 1\)$"),
         # the settings are validated before the search, each under its own name (tau, not sigma)
         (lambda: cal.calibrate_sigma_dp_rsgd(1.0, 1e-5, 3, -1.0, 100, 10), r"^dp_rsgd_event: tau must be finite and > 0 \(got tau = -1\)$"),
     ],
