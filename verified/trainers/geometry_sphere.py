@@ -103,7 +103,7 @@ def exact_r2(z, x, a):
 
 @njit(cache=True, inline="always")
 def clip_factor(s, r2, tau):
-    """g = f s with f = min(1, tau / nrm), nrm = |s| sqrt(r2); f = 1 at nrm = 0, for tau = inf and
+    """g = f s with f = min(1, tau / nrm), nrm = abs(s) sqrt(r2); f = 1 at nrm = 0, for tau = inf and
     when nrm is not a number, written without branches (two selects): the scalar form of
     :func:`clip_factors4`, used for a single sample.
 
