@@ -551,3 +551,29 @@ def test_lower_bound_of_a_worst_case_is_the_worse_party_and_an_unknown_event_is_
     assert not pld.PldAccountant().supports(Unknown())
     with pytest.raises(ValueError, match=r"^PldAccountant: cannot bound Unknown$"):
         pld.PldAccountant().compose(Unknown())
+
+
+def test_optimistic_grid_of_a_kinked_mixture_stays_below_the_curve_next_to_the_kink():
+    """A mixture of two randomised-response pairs (eps0 = 0.5003 off the grid, and 1.5), weights 1/2:
+    delta(eps) = sum_k w_k max(0, (e^{eps0_k} - e^eps) / (1 + e^{eps0_k})) in closed form. Past the
+    first kink the curve is still well above 0 and linear in e^eps, so the chord over the kinked step
+    is lowered at both of its ends by the triangle height; lowering only one end leaves the
+    interpolant up to 2e-5 above the curve there. The optimistic delta is at or below the exact one
+    everywhere, and at most one step's drop below it: at the second kink (on the grid, value 0 after
+    it) the step falls back to its right value 0, so the knot at 1.499 loses the whole of
+    0.5 (e^1.5 - e^1.499) / (1 + e^1.5) = 4.0858e-4, the largest gap."""
+
+    def rr(e, e0):
+        return np.maximum(0.0, (math.exp(e0) - np.exp(np.minimum(e, 50.0))) / (1 + math.exp(e0)))
+
+    def exact(e):
+        return 0.5 * rr(e, 0.5003) + 0.5 * rr(e, 1.5)
+
+    lo = pld.connect_the_dots(pld.PrivacyCurve(exact), 1e-3, optimistic=True).fwd
+    es = np.concatenate([np.linspace(0.45, 0.55, 10001), np.linspace(1.45, 1.55, 2001), np.linspace(0.0, 1.6, 1601)])
+    got = np.array([lo.delta(e) for e in es])
+    want = exact(es)
+    assert np.all(got <= want + 1e-15), float(np.max(got - want))
+    gap = 0.5 * (math.exp(1.5) - math.exp(1.499)) / (1 + math.exp(1.5))
+    assert np.all(got >= want - gap * (1 + 1e-9)), float(np.max(want - got))
+    assert float(np.max(want - got)) == pytest.approx(gap, rel=1e-6)

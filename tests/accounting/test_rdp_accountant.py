@@ -692,3 +692,32 @@ def test_wbk19_theorem9_with_a_finite_eps_infinity(eps_inf):
             A = 1 + Q**2 * mp.binomial(alpha, 2) * min(4 * mp.expm1(E[2]), mp.exp(E[2]) * min(2, b**2))
             A += mp.fsum(Q**j * mp.binomial(alpha, j) * mp.exp((j - 1) * E[j]) * min(2, b**j) for j in range(3, alpha + 1))
             assert float(g) == pytest.approx(float(mp.log(A)), rel=1e-13)
+
+
+@pytest.mark.parametrize("alpha,q,z", [(2.5, 0.1, 0.8), (3.7, 0.05, 2.5), (6.25, 0.02, 0.6), (10.5, 0.01, 2.0), (20.5, 0.001, 3.0)])
+def test_poisson_fractional_series_is_taken_and_matches_mpmath_without_the_quadrature_fallback(monkeypatch, alpha, q, z):
+    """At ordinary (alpha, q, z) the fractional-order series (Mironov, Talwar, Zhang 2019, Section 3.3)
+    converges with no cancellation, so the quadrature fallback must not be reached: with the fallback
+    disabled the series alone matches the 50-digit quadrature of the definition to 1e-12 relative
+    (a wrong term of the series that sends every call to the fallback is caught here)."""
+
+    def no_fallback(*args):
+        raise AssertionError("the quadrature fallback was used")
+
+    monkeypatch.setattr(rdp, "_poisson_log_a_quad", no_fallback)
+    got = rdp.poisson_gaussian_log_a(alpha, q, z)
+    want = float(mpx.poisson_gaussian_log_a_quad(alpha, q, z))
+    assert got == pytest.approx(want, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("alpha,c,s", [(2.0, 0.3, 1.0), (5.5, 0.3, 1.0), (3.0, 0.0, 0.5), (1.25, 0.1, 2.0)])
+def test_triangle_bound_without_sampling_is_the_closed_form(alpha, c, s):
+    """At p_rare = 1 the sampled term is the plain Gaussian RDP at order 2 alpha, 2 alpha s^2 / 2, so
+    Mironov (2017) Proposition 11 with p = q = 2 reads, by hand,
+    (alpha - 1/2)/(alpha - 1) * alpha s^2 + (2 alpha - 1) c^2 / 2
+    (e.g. alpha = 2, c = 0.3, s = 1: 1.5 * 2 + 3 * 0.09 / 2 = 3.135)."""
+    want = (alpha - 0.5) / (alpha - 1) * alpha * s * s + (2 * alpha - 1) * c * c / 2
+    got = rdp.mixture_triangle_rdp([alpha], c, s, 1.0)[0]
+    assert got == pytest.approx(want, rel=1e-14, abs=0)
+    if (alpha, c, s) == (2.0, 0.3, 1.0):
+        assert got == pytest.approx(3.135, rel=1e-14)
