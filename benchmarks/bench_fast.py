@@ -317,13 +317,14 @@ def _row_sums(Z, rows, out):
 
 
 def read_ceiling(Z, rows, repeats):
-    """Median over paired repeats of t(1 thread) / t(2 threads) of :func:`_row_sums` (wall time, best
-    of 3 inside each repeat): how much a second thread can win on a loop that only reads these rows."""
+    """(median over paired repeats of t(1 thread) / t(2 threads), median GB/s on 1 thread, on 2) of
+    :func:`_row_sums` (wall time, best of 3 inside each repeat): how much a second thread can win on a
+    loop that only reads these rows."""
     out = np.empty(rows.shape[0])
     _row_sums(Z, rows, out)
-    ratios = []
+    nbytes = Z.shape[1] * 8 * rows.shape[0]
+    times = {1: [], 2: []}
     for _r in range(repeats):
-        pair = {}
         for threads in (1, 2):
             numba.set_num_threads(threads)
             best = math.inf
@@ -331,10 +332,10 @@ def read_ceiling(Z, rows, repeats):
                 t = time.perf_counter()
                 _row_sums(Z, rows, out)
                 best = min(best, time.perf_counter() - t)
-            pair[threads] = best
-        ratios.append(pair[1] / pair[2])
+            times[threads].append(best)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    return statistics.median(ratios), Z.shape[1] * 8 * rows.shape[0] / pair[1] / 1e9, Z.shape[1] * 8 * rows.shape[0] / pair[2] / 1e9
+    ratio = statistics.median(t1 / t2 for t1, t2 in zip(times[1], times[2]))
+    return ratio, nbytes / statistics.median(times[1]) / 1e9, nbytes / statistics.median(times[2]) / 1e9
 
 
 def section_threads(repeats):
