@@ -2,7 +2,7 @@
 user would write it, per-round cost vs the copy-bandwidth bound, linearity in d, threads, memory and
 cold start. Reported, never asserted.
 
-Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,marginal,persample,linear,threads,memory,cold]``
+Run: ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_fast.py [--only peer,bound,marginal,persample,noise,linear,threads,memory,cold]``
 (needs the ``bench`` extra for the peer: ``pip install -e '.[bench]'``). Prints Markdown.
 
 Workloads (synthetic sphere PCA (6.1) of 000: rows z ~ N(0, I_D)/sqrt(D), agents of N_i rows, D = d + 1;
@@ -33,6 +33,10 @@ whole call by T, so at T = 10 (D = 3000) the fixed cost is part of its "per roun
 Per sample: the sphere's ``add_clipped_batch`` (four samples a pass) and the generic one-at-a-time
 sum (``add_clipped_batch_by_samples``) called in a compiled loop on b rows that stay in cache; wall
 time per sample, best of the repeats.
+
+Noise: the verified stream's normals (``normals_into``, the polar method on Philox) filled in a compiled
+loop, CPU time per normal; a round draws s K D of them (one ambient Gaussian per local step, projected);
+and the marginal round (as above) with sigma = 0.5 and with sigma = 0 (no draw at all).
 
 Threads: wall time (``time.perf_counter``; CPU time counts both threads) of the verified trainer
 with 1 and 2 Numba threads on a 784-wide workload with s = 10 agents, interleaved, with the output
@@ -70,6 +74,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from prirfed.verified.problems import SpherePCA  # noqa: E402
+from prirfed.verified.randomness import normals_into, open_stream  # noqa: E402
 from prirfed.verified.trainers.families import SphereDims  # noqa: E402
 from prirfed.verified.trainers.geometry import add_clipped_batch_by_samples  # noqa: E402
 from prirfed.verified.trainers.geometry_sphere import add_clipped_batch  # noqa: E402
@@ -143,9 +148,10 @@ def cpu(fn):
     return time.process_time() - t, out
 
 
-def verified_run(P, x0, T, s, record_every, seed=1):
+def verified_run(P, x0, T, s, record_every, seed=1, sigma=None):
+    sigma = SETTINGS["sigma"] if sigma is None else sigma
     return prirfed(P, x0, T, s, SETTINGS["alpha"], np.random.default_rng(seed), K=SETTINGS["K"],
-                   sigma=SETTINGS["sigma"], tau=SETTINGS["tau"], record_every=record_every)
+                   sigma=sigma, tau=SETTINGS["tau"], record_every=record_every)
 
 
 def copy_bandwidth(nbytes):
@@ -279,6 +285,42 @@ def section_persample(repeats):
                     best = min(best, time.perf_counter() - t)
                 cells.append(f"{best / reps / b * 1e9:.1f} ns")
             print(f"| {D}, {b} | {tau} | {cells[0]} | {cells[1]} |")
+
+
+@numba.njit
+def _normals_loop(st, out, reps):
+    """reps fills of out with the verified stream's normals (the polar method), for the per-normal timing."""
+    for _r in range(reps):
+        normals_into(st, out, 0.5)
+    return out[0]
+
+
+def section_noise(names, repeats):
+    header("The noise's share of a round (verified, no history; CPU time, best of the repeats)")
+    print("| D, N, N_i, s | normals per round (s K D) | per normal | their predicted time per round | "
+          "marginal round, sigma = 0.5 | marginal round, sigma = 0 | difference | sigma = 0 / data-size bound |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    st = open_stream(np.array([16, 3], dtype=np.uint64), 1, 0, 0)
+    for name in names:
+        w, Zs, P, x0, T, s = workload(name)
+        out = np.empty(w["D"])
+        reps = max(1, 3_000_000 // w["D"])
+        _normals_loop(st, out, 1)
+        per_normal = math.inf
+        for _k in range(repeats):
+            t = time.process_time()
+            _normals_loop(st, out, reps)
+            per_normal = min(per_normal, (time.process_time() - t) / (reps * w["D"]))
+        margs = []
+        for sigma in (SETTINGS["sigma"], 0.0):
+            t1 = min(cpu(lambda: verified_run(P, x0, T, s, T, r, sigma))[0] for r in range(repeats))
+            t3 = min(cpu(lambda: verified_run(P, x0, 3 * T, s, 3 * T, r, sigma))[0] for r in range(repeats))
+            margs.append((t3 - t1) / (2 * T))
+        n = s * SETTINGS["K"] * w["D"]
+        nbytes = s * SETTINGS["K"] * w["N_i"] * (w["D"] + 1) * 8
+        bound = nbytes / copy_bandwidth(w["N"] * w["N_i"] * w["D"] * 8)
+        print(f"| {w['D']}, {w['N']}, {w['N_i']}, {s} | {n} | {per_normal * 1e9:.2f} ns | {fmt_t(n * per_normal)} | "
+              f"{fmt_t(margs[0])} | {fmt_t(margs[1])} | {fmt_t(margs[0] - margs[1])} | {margs[1] / bound:.1f}x |")
 
 
 def section_linear(repeats):
@@ -466,7 +508,7 @@ def section_cold(geometries):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default="peer,bound,marginal,persample,linear,threads,memory,cold")
+    ap.add_argument("--only", default="peer,bound,marginal,persample,noise,linear,threads,memory,cold")
     ap.add_argument("--workloads", default="25,784,3000")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--cold", default="sphere,spd,lorentz,stiefel")
@@ -493,6 +535,8 @@ def main():
         section_marginal(names, args.repeats)
     if "persample" in parts:
         section_persample(args.repeats)
+    if "noise" in parts:
+        section_noise(names, args.repeats)
     if "linear" in parts:
         section_linear(args.repeats)
     if "threads" in parts:
