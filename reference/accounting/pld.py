@@ -619,8 +619,12 @@ class DiscretePLD:
     def _chernoff_window(self, k: int) -> tuple[int, int]:
         """Index range holding the k-fold sum up to ``TAIL_MASS`` per side: for every ``lambda > 0``,
         ``P(S >= a) <= M(lambda)^k e^{-lambda a}`` and ``P(S <= a) <= M(-lambda)^k e^{lambda a}`` (Chernoff),
-        ``M`` the moment generating function of the finite masses; the best of 13 lambdas is used."""
+        ``M`` the moment generating function of the finite masses; the best of 13 lambdas is used.
+        Without finite mass (every loss beyond the grid, at ``+inf``: e.g. an ``(eps0, delta0)`` event
+        with eps0 beyond the 2048 nats a side covers) the k-fold sum has none either: one point."""
         pos = self.masses > 0
+        if not pos.any():
+            return k * self.lo, k * self.lo
         lm, ll = np.log(self.masses[pos]), self.losses()[pos]
         lt = math.log(TAIL_MASS)
         lams = 2.0 ** np.arange(-6, 7)
@@ -728,11 +732,11 @@ def _side_hull(v: np.ndarray, h: float):
     the lower hull: they are removed in vectorised sweeps; if the chain is still not convex after 20
     (a minimum of crossing curves), Andrew's monotone chain finishes the job. Returns ``(m, s0)``:
     ``m[i-1]`` for ``i = 1..n`` is the slope jump at ``t_i`` times ``t_i`` (the side's masses, 0 off the
-    hull) and ``s0`` the hull's slope at ``t_0 = 1``.
+    hull) and ``s0`` the hull's slope at ``t_0 = 1``. Needs ``n >= 1``: its one caller,
+    :func:`_ctd_direction` from :func:`connect_the_dots`, passes ``n`` = :func:`_side_length` ``>=
+    ceil(0.5 / h) + 1 >= 2`` (a guard for ``n <= 0`` was removed as dead code, issue 18).
     """
     n = len(v) - 1
-    if n <= 0:
-        return np.zeros(0), 0.0
     keep = np.ones(n + 1, dtype=bool)
 
     def scaled(idx):
@@ -1182,6 +1186,11 @@ class PldAccountant:
         c = self._as_curve(v)
         if c.rev is None:
             return c.fwd
+        # not reached through the event algebra today: a SampledWithoutReplacement's inner event is
+        # replace-one, and every replace-one upper-bound value is symmetric (Gaussian, KOV, WOR,
+        # binomial Gaussian, DP-RSVRG step; Activation, compositions and WorstCase keep symmetry).
+        # Kept so that an asymmetric pair added later is bounded in both orders (BBG18 needs the
+        # inner curve to bound both); tested on a hand-made asymmetric value in test_pld_accountant
         return lambda e: np.maximum(c.fwd(e), c.rev(e))
 
     def _pair(self, v: _Value, lower: bool) -> PldPair:
@@ -1323,7 +1332,7 @@ class PldAccountant:
             step 0.1.
         """
         delta = check_delta("PldAccountant.get_epsilon", delta)
-        return max(_eps_of_result(r, delta, self.h) for r in self._result(False))
+        return max(r.epsilon(delta) for r in self._result(False))
 
     def get_delta(self, eps: float) -> float:
         r"""delta at ``eps`` (an upper bound).
@@ -1346,7 +1355,7 @@ class PldAccountant:
         eps = check_real("PldAccountant.get_delta", "eps", eps)
         if eps < 0:
             raise ValueError(f"PldAccountant.get_delta: eps must be >= 0 (got {eps:g})")
-        return max(_delta_of_result(r, eps, self.h) for r in self._result(False))
+        return max(r.delta(eps) for r in self._result(False))
 
     def get_epsilon_lower(self, delta: float) -> float:
         r"""An attainable lower bound: eps of a pair some real mechanism matching the events produces.
@@ -1369,26 +1378,21 @@ class PldAccountant:
             If ``delta`` is not in (0, 1), nothing was composed, or the PLD is too wide.
         """
         delta = check_delta("PldAccountant.get_epsilon_lower", delta)
-        return max(_eps_of_result(r, delta, self.h, optimistic=True) for r in self._result(True))
+        return max(r.epsilon(delta) for r in self._result(True))
 
 
 def _materialise(r, h, lower):
-    """Discretise an inexact curve now (inside the retry loop), keep exact curves and pairs."""
+    """Discretise an inexact curve now (inside the retry loop), keep exact curves and pairs.
+
+    Every element of :meth:`PldAccountant._result` passes through here, so eps and delta are read
+    from a :class:`PldPair` or an exact :class:`PrivacyCurve` only (the readers' fallback that
+    discretised an inexact curve once more, on the original grid instead of the one used, was
+    dead code and was removed, issue 18)."""
     if isinstance(r, PldPair) or (isinstance(r, PrivacyCurve) and r.exact):
         return r
     return connect_the_dots(r, h, optimistic=lower)
 
 
-def _eps_of_result(r, delta, h, optimistic=False):
-    if isinstance(r, PldPair) or (isinstance(r, PrivacyCurve) and r.exact):
-        return r.epsilon(delta)
-    return connect_the_dots(r, h, optimistic=optimistic).epsilon(delta)  # an inexact curve: discretise
-
-
-def _delta_of_result(r, eps, h):
-    if isinstance(r, PldPair) or (isinstance(r, PrivacyCurve) and r.exact):
-        return r.delta(eps)
-    return connect_the_dots(r, h).delta(eps)
 
 
 def _gaussian_shift(event: Event, lower: bool) -> float | None:

@@ -219,3 +219,19 @@ def test_best_takes_the_rdp_bound_where_the_pld_gives_up():
     b = epsilon(ev, 1e-5, "best")
     assert b == epsilon(ev, 1e-5, "rdp")
     assert 5000.0 < b < 1.02 * float(mpx.gaussian_exact_epsilon(1e-5, 100.0))
+
+
+def test_best_passes_on_the_pld_refusal_when_rdp_cannot_bound_the_event():
+    """30 rounds of an activated (eps0, delta0) = (1000, 1e-9) event: the PLD accountant supports it
+    but its privacy losses span +-30000 nats, more than 4 MAX_GRID points even at grid step 0.1, so
+    it refuses (documented in PldAccountant.get_epsilon); delta0 > 0 has no finite RDP (Mironov
+    2017), so "best" has no bound at all and must re-raise the PLD accountant's reason (not return
+    the minimum of no candidates)."""
+    from prirfed.reference.accounting.events import Activation
+
+    ev = SelfComposed(Activation(0.5, EpsilonDelta(1000.0, 1e-9)), 30)
+    assert PldAccountant().supports(ev) and not RdpAccountant().supports(ev)
+    msg = r"^PldAccountant: the privacy loss distribution needs more than 65536 points even at grid step 0\.1; eps is far beyond any useful range here$"
+    for acc in ("best", "pld"):
+        with pytest.raises(ValueError, match=msg):
+            epsilon(ev, 1e-5, acc)
