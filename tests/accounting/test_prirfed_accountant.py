@@ -487,3 +487,21 @@ def test_calibration_gaussian_exact_epsilon_replays_its_bisection_by_hand():
     assert 20.5 < float(mpx.gaussian_exact_epsilon(1e-8, 3.0)) < 21
     assert cal.gaussian_exact_epsilon(3.0, 1e-8, tol=1 / 32) == 21.0
     assert cal.gaussian_exact_epsilon(0.1, gaussian_delta(0.0, 1.0, 0.1)) == 0.0
+
+
+@pytest.mark.parametrize("factor", [1.01, 1 + 1e-9, 0.99, 0.5])
+def test_exact_blackbox_epsilon_is_0_down_to_the_total_variation(factor):
+    """One activated round (T = 1, rho = 0.1) of a pure (eps, 0) = (0.01, 0) pair: by hand, the
+    activation (the agent not drawn releases a law U not depending on the record) scales the KOV17 curve
+    by rho, delta(eps') = rho (e^eps - e^eps')_+ / (1 + e^eps), so delta(0) = rho tanh(eps/2) = 4.99996e-4.
+    A delta' at or above it is met by eps' = 0 exactly; below it eps' = log(e^eps - delta' (1 + e^eps)/rho),
+    which the bisection brackets from above within its tolerance 1e-10."""
+    eps, rho = 0.01, 0.1
+    tv = rho * math.tanh(eps / 2)
+    dp = tv * factor
+    got = pa.blackbox_exact_epsilon(eps, 0.0, rho, 1, dp)
+    if dp >= tv * (1 + 1e-10):
+        assert got == 0.0
+    else:
+        want = math.log(math.exp(eps) - dp * (1 + math.exp(eps)) / rho)
+        assert want * (1 - 1e-9) <= got <= want + 1e-10 + 1e-15
