@@ -78,8 +78,14 @@ def test_poisson_integer_orders_match_mpmath_sum(q, z, alpha):
 
 @pytest.mark.parametrize("alpha,q,z", [(1.5, 0.01, 1.1), (2.5, 0.01, 1.1), (1.25, 0.1, 2.0), (5.5, 0.05, 1.5), (3.3, 0.5, 4.0)])
 def test_poisson_fractional_orders_match_quadrature(alpha, q, z):
-    """Fractional-order series (MTZ19 3.3) against 50-digit quadrature of the defining integral."""
-    assert rdp.poisson_gaussian_log_a(alpha, q, z) == pytest.approx(float(mpx.poisson_gaussian_log_a_quad(alpha, q, z)), rel=1e-9)
+    """Fractional-order series (MTZ19 3.3) against 50-digit quadrature of the defining integral, to
+    1e-12 relative or 4u = 4.4e-16 absolute: A = 1 + log A is rounded to float64 (or is summed in log
+    form from O(1) terms) before log A is taken, so any float64 evaluation of a small log A carries an
+    absolute error of a few u. At (1.5, 0.01, 1.1), log A = 4.7773e-5 (50 digits: 4.77726428593741497e-5)
+    and the series is 7.5e-17 = 0.68 u below it (1.6e-12 relative; the quadrature fallback happens
+    to be within 4e-18): the old tolerance, 1e-9 relative, allowed 700 times that error."""
+    want = float(mpx.poisson_gaussian_log_a_quad(alpha, q, z))
+    assert rdp.poisson_gaussian_log_a(alpha, q, z) == pytest.approx(want, rel=1e-12, abs=4 * 2.0**-53)
 
 
 @given(alpha=st.sampled_from([1.01, 1.5, 2.0, 7.0, 64.0]), rho=st.floats(1e-6, 1.0), e=st.floats(1e-6, 5.0))
@@ -721,3 +727,37 @@ def test_triangle_bound_without_sampling_is_the_closed_form(alpha, c, s):
     assert got == pytest.approx(want, rel=1e-14, abs=0)
     if (alpha, c, s) == (2.0, 0.3, 1.0):
         assert got == pytest.approx(3.135, rel=1e-14)
+
+
+def _log_a_by_quadrature(alpha, q, z):
+    """log A_alpha = log E_{x ~ N(0, z^2)}[(1 - q + q e^{(2x - 1)/(2 z^2)})^alpha] (MTZ19 Section 3),
+    written here and integrated by 50-digit mpmath on a partition at the two modes, x = 0 and x = alpha
+    (where the tilted Gaussian under the q e^{...} part peaks)."""
+    with mp.workdps(50):
+        a, q, z = mp.mpf(alpha), mp.mpf(q), mp.mpf(z)
+        f = lambda x: mp.npdf(x, 0, z) * (1 - q + q * mp.exp((2 * x - 1) / (2 * z * z))) ** a  # noqa: E731
+        return mp.log(mp.quad(f, [-mp.inf, -20 * z, -5 * z, 0, mp.mpf(1) / 2, a, a + 5 * z, a + 20 * z, mp.inf]))
+
+
+@pytest.mark.parametrize("alpha,q,z", [(1.01, 0.3, 0.5), (1.01, 0.01, 0.3)])
+def test_poisson_fractional_order_with_a_slow_series_is_integrated(monkeypatch, alpha, q, z):
+    """At alpha = 1.01 the series' tail decays like i^{-alpha-2} (x0 near alpha, z small): after 2000
+    terms the definition is integrated instead (the quadrature is called, checked), and the result
+    matches the 50-digit integral written above to 1e-12 relative or 4u absolute."""
+    calls = []
+    quad = rdp._poisson_log_a_quad
+    monkeypatch.setattr(rdp, "_poisson_log_a_quad", lambda *a: calls.append(a) or quad(*a))
+    got = rdp.poisson_gaussian_log_a(alpha, q, z)
+    assert calls == [(alpha, q, z)]
+    assert got == pytest.approx(float(_log_a_by_quadrature(alpha, q, z)), rel=1e-12, abs=4 * 2.0**-53)
+
+
+@pytest.mark.parametrize("total", [0.0, math.inf, math.nan])
+def test_poisson_quadrature_refuses_an_integral_that_is_not_finite_and_positive(monkeypatch, total):
+    """The definition's integrand is positive and bounded, so a quadrature total of 0, inf or NaN
+    means the integrator failed: refused by name (documented under Raises), never returned as a log."""
+    from scipy import integrate
+
+    monkeypatch.setattr(integrate, "quad", lambda *a, **k: (total / 3, 0.0))
+    with pytest.raises(ValueError, match=r"^poisson_gaussian_log_a: quadrature failed at alpha=1\.01, q=0\.3, z=0\.5$"):
+        rdp.poisson_gaussian_log_a(1.01, 0.3, 0.5)
