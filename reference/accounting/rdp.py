@@ -1166,7 +1166,10 @@ class RdpAccountant:
                 new = np.unique(np.round(new))
             elif best <= a.min() and a.min() - 1 > 1.5e-6:
                 new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
-                new = new[new - 1 >= 1e-6]
+                # down to 1 + 1e-6 as documented: the last of 1e-3 10^(-k/3) ... 1e-5 10^(-1) lands within
+                # rounding of 1e-6 (9.99999999e-7 above 1), which the exact comparison dropped, so the
+                # search stopped at 1 + 2.15e-6 without refining (issue 18)
+                new = new[new - 1 >= 1e-6 * (1 - 1e-9)]
             elif refine < 4:
                 # halve the spacing on both sides of the best order (the conversion is unimodal in
                 # practice; any order gives a valid eps, so refining can only lower it)
@@ -1181,9 +1184,12 @@ class RdpAccountant:
                 return eps, best
             new = new[~np.isin(new, a)]
             if new.size == 0:
-                if refine >= 4 or not (best >= a.max() or best <= a.min()):
-                    refine = 4
-                    continue
+                # not reached: an extension always adds orders (above a.max() < MAX_ORDER; below, the
+                # minima are 1 + 1e-3, 1e-4, 1e-5, 1e-6, each extension keeping its last point), and a
+                # refinement's midpoints lie strictly between best and its neighbours (the spacing
+                # around an order above 64 is >= 16 / 2^3 = 2 before the 4th halving, so rounding keeps
+                # them inside); the branch that sent this case on to refinement was dead and removed
+                # (issue 18). Kept so that the loop ends whatever the grid.
                 return eps, best
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])

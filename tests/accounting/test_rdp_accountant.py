@@ -761,3 +761,40 @@ def test_poisson_quadrature_refuses_an_integral_that_is_not_finite_and_positive(
     monkeypatch.setattr(integrate, "quad", lambda *a, **k: (total / 3, 0.0))
     with pytest.raises(ValueError, match=r"^poisson_gaussian_log_a: quadrature failed at alpha=1\.01, q=0\.3, z=0\.5$"):
         rdp.poisson_gaussian_log_a(1.01, 0.3, 0.5)
+
+
+def _gaussian_conversion_mp(z, delta):
+    """f(a) = a / (2 z^2) + log((a - 1)/a) - (log delta + log a)/(a - 1): the improved conversion
+    (Canonne, Kamath and Steinke 2020, Prop. 12) of the Gaussian's RDP a / (2 z^2) (Mironov 2017), and
+    its minimiser over real a > 1 in 50-digit mpmath (bisection on the sign of f', which is negative
+    as a -> 1 and positive for large a; searched over log(a - 1) in [-40, 0])."""
+    Z, dl = mp.mpf(z), mp.log(mp.mpf(delta))
+
+    def f(a):
+        return a / (2 * Z**2) + mp.log((a - 1) / a) - (dl + mp.log(a)) / (a - 1)
+
+    def fp(a):
+        return 1 / (2 * Z**2) + 1 / (a * (a - 1)) - ((a - 1) / a - dl - mp.log(a)) / (a - 1) ** 2
+
+    lo, hi = mp.mpf(-40), mp.mpf(0)
+    for _ in range(200):
+        m = (lo + hi) / 2
+        lo, hi = (m, hi) if fp(1 + mp.e**m) < 0 else (lo, m)
+    return f, 1 + mp.e**hi
+
+
+def test_rdp_order_search_goes_down_to_its_documented_floor_and_refines_there():
+    """The adaptive orders go "down to 1 + 1e-6" (RdpAccountant's docstring) and then refine. At
+    z = 3e-7 the best real order is 1 + 1.44e-6, inside the last decade: eps is the real-order minimum
+    to 1e-9 relative (the search used to stop at 1 + 2.15e-6 without refining: 2.4e-7 above it). At
+    z = 1e-8 the best real order, 1 + 4.8e-8, is below the floor: eps is f(1 + 1e-6) to 1e-12 (it was
+    f(1 + 2.15e-6), 2e-6 above), and never below the real-order minimum. 50-digit mpmath, above."""
+    with mp.workdps(50):
+        f, a_star = _gaussian_conversion_mp(3e-7, 1e-5)
+        eps = rdp.RdpAccountant().compose(Gaussian(3e-7)).get_epsilon(1e-5)
+        assert float(f(a_star)) * (1 - 1e-12) <= eps <= float(f(a_star)) * (1 + 1e-9)
+        f, a_star = _gaussian_conversion_mp(1e-8, 1e-5)
+        floor = float(f(1 + mp.mpf(1e-6)))
+        eps = rdp.RdpAccountant().compose(Gaussian(1e-8)).get_epsilon(1e-5)
+        assert float(a_star) - 1 < 1e-7 and float(f(a_star)) < eps
+        assert eps == pytest.approx(floor, rel=1e-12)
