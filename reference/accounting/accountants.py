@@ -234,9 +234,9 @@ def privacy_report(event: Event, delta: float, accountant="best") -> PrivacyRepo
     low = lower_epsilon(event, delta, where)
     pld_e = rdp_e = None
     if isinstance(acc, str):
-        pld = PldAccountant(relation=event.relation)
-        if pld.supports(event):
-            pld_e = pld.compose(event).get_epsilon(delta)
+        # the PLD accountant supports every event that reaches here: lower_epsilon above composed the
+        # event with it, which refuses exactly what supports() refuses (a guard was dead, issue 18)
+        pld_e = PldAccountant(relation=event.relation).compose(event).get_epsilon(delta)
         rdp = RdpAccountant(relation=event.relation)
         if rdp.supports(event):
             rdp_e = rdp.compose(event).get_epsilon(delta)
