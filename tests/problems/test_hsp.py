@@ -366,3 +366,32 @@ def test_weighted_mean_from_a_given_start_and_its_iteration_limit():
         lorentz_weighted_mean(M, Y, w, tol=1e-10, max_iter=k - 1, x0=x0)
     with pytest.raises(ValueError, match="lorentz_weighted_mean"):
         lorentz_weighted_mean(M, Y, w, x0=np.array([1.0, 1.0, 0.0]))
+
+
+def test_weighted_mean_converges_quadratically_as_a_newton_method():
+    """The prediction step is a Newton method: near the minimiser the gradient norm is squared at each
+    step (g_{k+1} <= C g_k^2), so from the default start on four points of H^3 with unequal weights
+    (0.1, 0.2, 0.3, 0.4) it reaches 1e-13 in a handful of steps. Any other positive definite matrix in
+    place of the weighted Hessian (a wrong weight per point, say) still converges, but only linearly:
+    1.4, 0.098, 0.013, 0.0012, ... (16 steps) where Newton goes 1.28, 7.2e-3, 7.2e-7, 1.1e-14 (4 steps).
+    The intermediate gradient norms are read from the iteration-limit refusal, which names them."""
+    import re
+
+    M = Lorentz(3)
+    o = M.origin()
+    rng = np.random.default_rng(5)
+    Y = np.stack([M.exp(o, np.r_[0.0, 1.2 * rng.standard_normal(3)]) for _ in range(4)])
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    x, info = lorentz_weighted_mean(M, Y, w, tol=1e-13)
+    k = info["iterations"]
+    assert k <= 6 and info["grad_norm"] <= 1e-13
+    norms = []
+    for j in range(1, k):
+        with pytest.raises(ValueError, match=r"^lorentz_weighted_mean: gradient norm") as err:
+            lorentz_weighted_mean(M, Y, w, tol=1e-13, max_iter=j)
+        norms.append(float(re.search(r"gradient norm ([0-9.e+-]+)", str(err.value)).group(1)))
+    norms.append(info["grad_norm"])
+    tail = [(g0, g1) for g0, g1 in zip(norms, norms[1:]) if g0 < 0.1]
+    assert tail, norms
+    for g0, g1 in tail:  # quadratic: g1 / g0^2 is 0.014 and 0.021 in this run; the linear run's first is 1.3
+        assert g1 <= 1.0 * g0 * g0, norms
