@@ -141,3 +141,18 @@ def test_verified_bad_input(sigma):
         V.sample_tangent_gaussian_spd(M, x, 1.0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="n_steps"):
         V.sample_tangent_gaussian_mh(M, x, 1.0, np.random.default_rng(0), -3)
+
+
+@pytest.mark.parametrize("twin", [R, V], ids=["reference", "verified"])
+def test_both_twins_refuse_a_chart_that_is_not_a_basis_at_the_same_threshold(twin):
+    """The Metropolis-Hastings samplers refuse a chart whose Gram matrix G has smallest eigenvalue
+    <= 1e-12 tr G. For F = [[1, 0], [1, h]] on R^2, G = [[1, 1], [1, 1 + h^2]], det G = h^2 and the
+    smallest eigenvalue is 2 det / (tr + sqrt(tr^2 - 4 det)) (by hand): h^2 = 2.8e-12 puts it at about
+    0.7e-12 tr G (refused), h^2 = 6e-12 at 1.5e-12 tr G (taken). A chart of two equal rows (eigenvalues 0
+    and tr G) is refused by each twin: a test of the largest eigenvalue would take it."""
+    M = Euclidean(2)
+    call = lambda F: twin.sample_tangent_gaussian_mh(M, np.zeros(2), 1.0, np.random.default_rng(0), 3, chart=F)  # noqa: E731
+    for F in (np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [1.0, math.sqrt(2.8e-12)]])):
+        with pytest.raises(ValueError, match=r"^sample_tangent_gaussian_mh: chart is not a basis of T_x"):
+            call(F)
+    assert call(np.array([[1.0, 0.0], [1.0, math.sqrt(6e-12)]])).shape == (2,)
