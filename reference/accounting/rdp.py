@@ -1165,11 +1165,11 @@ class RdpAccountant:
                 new = np.minimum(a.max() * 2.0 ** (np.arange(1, 9) / 2.0), MAX_ORDER)
                 new = np.unique(np.round(new))
             elif best <= a.min() and a.min() - 1 > 1.5e-6:
+                # one decade down: the minima are 1 + 1e-3, 1e-4, 1e-5 and, after the last extension,
+                # 1 + 1e-6 (< 1.5e-6: the floor). A filter new - 1 >= 1e-6 dropped that last order, which
+                # lands at 1 + 9.99999999e-7 in float64, so the search stopped at 1 + 2.15e-6 without
+                # refining; it removed nothing else and is gone (issue 18)
                 new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
-                # down to 1 + 1e-6 as documented: the last of 1e-3 10^(-k/3) ... 1e-5 10^(-1) lands within
-                # rounding of 1e-6 (9.99999999e-7 above 1), which the exact comparison dropped, so the
-                # search stopped at 1 + 2.15e-6 without refining (issue 18)
-                new = new[new - 1 >= 1e-6 * (1 - 1e-9)]
             elif refine < 4:
                 # halve the spacing on both sides of the best order (the conversion is unimodal in
                 # practice; any order gives a valid eps, so refining can only lower it)
