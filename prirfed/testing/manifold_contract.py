@@ -15,9 +15,10 @@ so a failure is reproducible from the printed seed.
 
 from __future__ import annotations
 
+import contextlib
 import math
-
 import sys
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -389,6 +390,44 @@ class VerifiedEquivalence:
         seed = data.draw(seeds)
         self.same(V.random_point(np.random.default_rng(seed)), R.random_point(np.random.default_rng(seed)), x, "random_point")
         self.same(V.random_tangent(x, np.random.default_rng(seed)), R.random_tangent(x, np.random.default_rng(seed)), x, "random_tangent")
+
+    #: Methods a verified twin may hand to its reference (``super()``) when a kernel refuses an input,
+    #: so that the refusal carries the reference's message.
+    fallback_methods = ("exp", "log", "dist", "transp", "retr", "inv_retr", "retr_polar", "_inv_polar",
+                        "_log_solve", "inv_retr_qr")
+
+    @given(data=st.data())
+    def test_in_domain_inputs_never_fall_back_to_the_reference(self, data):
+        """On inputs well inside the domain the verified twin answers with its own kernels: each
+        reference method that a verified method overrides (and may call through ``super()`` when a
+        kernel refuses) is replaced by one that fails the test when called. Without this, a kernel
+        broken so that it always refuses (say, a point check that always fails) hands every call to
+        the reference, and the equality tests above compare the reference with itself."""
+        R, V = self.reference, self.verified
+        vcls, shared = type(V), [c for c in type(V).__mro__[1:] if c is not object and isinstance(R, c)]
+        x = self.draw_point(data)
+        v = self.draw_small_tangent(data, x)
+        u = self.draw_small_tangent(data, x)
+        y = R.exp(x, u)
+
+        def forbidden(name):
+            def call(*args, **kwargs):
+                raise AssertionError(f"{vcls.__name__}.{name} fell back to the reference on an input inside the domain")
+            return call
+
+        with contextlib.ExitStack() as stack:
+            for cls in shared:
+                for name in self.fallback_methods:
+                    if name in cls.__dict__ and getattr(vcls, name) is not cls.__dict__[name]:
+                        stack.enter_context(mock.patch.object(cls, name, forbidden(name)))
+            V.exp(x, v)
+            V.log(x, y)
+            V.dist(x, y)
+            V.transp(x, y, v)
+            V.inv_retr(x, V.retr(x, v))
+            for retr, inv in (("retr_polar", "inv_retr_polar"), ("retr_qr", "inv_retr_qr")):
+                if hasattr(V, retr) and hasattr(V, inv):
+                    getattr(V, inv)(x, getattr(V, retr)(x, v))
 
     @given(data=st.data(), n=st.integers(0, 5))
     def test_batched_kernels_equal_loop_of_single_calls(self, data, n):

@@ -798,3 +798,31 @@ def test_rdp_order_search_goes_down_to_its_documented_floor_and_refines_there():
         eps = rdp.RdpAccountant().compose(Gaussian(1e-8)).get_epsilon(1e-5)
         assert float(a_star) - 1 < 1e-7 and float(f(a_star)) < eps
         assert eps == pytest.approx(floor, rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha,z", [(2.0, 1.0), (1.5, 0.7), (7.25, 3.0)])
+def test_poisson_log_a_without_sampling_is_the_gaussian_cumulant(alpha, z):
+    """At q = 1 there is no sampling: A_alpha = E_{N(0, z^2)}[(p_1 / p_0)^alpha] for the shifted pair
+    N(1, z^2), N(0, z^2) is exp((alpha - 1) alpha / (2 z^2)) (complete the square; Mironov 2017,
+    Proposition 7, gives D_alpha = alpha / (2 z^2)). The value is worked by hand here, and the sampled
+    formula approaches it from below as q -> 1 (the 50-digit mpmath definition integral at q = 1 - 1e-9)."""
+    want = (alpha - 1.0) * alpha / (2.0 * z * z)
+    assert rdp.poisson_gaussian_log_a(alpha, 1.0, z) == pytest.approx(want, rel=1e-15)
+    assert rdp.poisson_gaussian_rdp([alpha], 1.0, z)[0] == pytest.approx(alpha / (2.0 * z * z), rel=1e-15)
+    near = float(mpx.poisson_gaussian_log_a_quad(alpha, 1.0 - 1e-9, z))
+    assert near < want and want - near < 1e-7 * max(1.0, want)
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0])
+def test_gaussian_chi_moments_are_tight_where_the_binomial_sum_is_well_conditioned(mu):
+    """B_2 = e^m - 1 and B_4 = e^{6m} - 4 e^{3m} + 6 e^m - 3 with m = mu^2 (the forward differences of
+    f(i) = e^{m i (i - 1) / 2} at 0, by hand), evaluated at 50 digits. There the alternating sum's own
+    rounding bound is a few 1e-15 relative, so the upper bound it returns must be within 1e-12
+    relative of the exact moment: the 1e-10 allowance of the quadrature fallback is for the
+    ill-conditioned rows only (a closed form that silently always fell back passed the 2e-10 test above)."""
+    m = mp.mpf(mu) ** 2
+    with mp.workdps(50):
+        want = {2: mp.log(mp.expm1(m)), 4: mp.log(mp.exp(6 * m) - 4 * mp.exp(3 * m) + 6 * mp.exp(m) - 3)}
+    got = rdp.gaussian_chi_moments(mu, 4)
+    for j, w in want.items():
+        assert 0 <= got[j] - w <= 1e-12 * max(1.0, abs(float(w))), (j, float(got[j] - w))

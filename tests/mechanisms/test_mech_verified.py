@@ -57,6 +57,14 @@ def test_spd_closed_form_equals_reference(case, seed, sigma):
     r1, r2 = np.random.default_rng(seed + 1), np.random.default_rng(seed + 1)
     same(R.sample_tangent_gaussian_spd(Mr, X, sigma, r1), V.sample_tangent_gaussian_spd(Mv, X, sigma, r2), "spd")
     assert r1.random() == r2.random()
+    # with a mean: the same draw shifted by mu in both twins (the mean is added, not subtracted)
+    mu = Mr.random_tangent(X, np.random.default_rng(seed + 2))
+    state = r1.bit_generator.state
+    centred = V.sample_tangent_gaussian_spd(Mv, X, sigma, r2)
+    r2.bit_generator.state = state
+    shifted = V.sample_tangent_gaussian_spd(Mv, X, sigma, r2, mu=mu)
+    same(shifted, centred + mu, "verified spd with mu = the centred draw + mu")
+    same(R.sample_tangent_gaussian_spd(Mr, X, sigma, r1, mu=mu), shifted, "spd with mu")
 
 
 def _mh_params():
