@@ -826,3 +826,23 @@ def test_gaussian_chi_moments_are_tight_where_the_binomial_sum_is_well_condition
     got = rdp.gaussian_chi_moments(mu, 4)
     for j, w in want.items():
         assert 0 <= got[j] - w <= 1e-12 * max(1.0, abs(float(w))), (j, float(got[j] - w))
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_sampling_every_record_without_replacement_is_the_inner_mechanism(n):
+    """m = n records drawn without replacement from n is the whole data set: no amplification, so
+    both accountants give the Gaussian's own eps, and the PLD one is within 1e-2 above the exact
+    Gaussian eps (Balle and Wang 2018, bisection on the closed-form profile above). n = m = 1 is a
+    valid one-record data set and must be accepted."""
+    from prirfed.reference.accounting.pld import PldAccountant
+
+    z, delta = 2.0, 1e-5
+    ev = SampledWithoutReplacement(n, n, Gaussian(z))
+    assert eps_of(ev, delta) == eps_of(Gaussian(z), delta)
+    got = PldAccountant(relation=ev.relation).compose(ev).get_epsilon(delta)
+    assert got == PldAccountant(relation=ev.relation).compose(Gaussian(z)).get_epsilon(delta)
+    exact = gaussian_exact_eps(z, delta)
+    assert exact <= got <= exact + 1e-2
+    # an empty data set is refused for what it is, not as a sample larger than the data
+    with pytest.raises(ValueError, match=r"^SampledWithoutReplacement: n must be >= 1 \(got n = 0, short by 1\)$"):
+        SampledWithoutReplacement(0, 1, Gaussian(z))
