@@ -6,6 +6,7 @@ manifold that has a verified twin.
 """
 
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -98,7 +99,11 @@ def test_clip_equals_reference(case, seed, tau, scale):
     rng = np.random.default_rng(seed)
     x = Mr.random_point(rng)
     v = scale * Mr.random_tangent(x, rng)
-    a, b = R.clip(Mr, x, v, tau), V.clip(Mv, x, v, tau)
+    a = R.clip(Mr, x, v, tau)
+    # the verified clip hands an input to the reference only when its kernel refuses (an overflow):
+    # on these finite inputs it must answer itself, or a kernel that always refused would pass here
+    with mock.patch.object(V._ref, "clip", side_effect=AssertionError("verified clip fell back to the reference")):
+        b = V.clip(Mv, x, v, tau)
     same(a, b, "clip")
     if Mr.norm(x, v) < tau * (1 - 1e-12):
         np.testing.assert_array_equal(b, v)

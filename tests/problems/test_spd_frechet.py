@@ -343,3 +343,39 @@ def test_optimum_max_iter_is_inclusive_and_reports_the_true_gradient_norm():
     assert info2["iterations"] == k and np.array_equal(X2, X)
     with pytest.raises(ValueError, match=rf"^SPDFrechetMean.optimum: gradient norm .* after {k - 1} iterations, tolerance 1.0e-06 not reached$"):
         P.optimum(tol=1e-6, max_iter=k - 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_verified_gradients_answer_inside_the_domain_without_the_reference(seed, monkeypatch):
+    """The verified problem hands a sample to the reference only when its kernel refuses it (a whitened
+    sample not positive definite in floating point). On random data (well inside the domain) no call
+    may take that path: the reference's per-sample gradients are replaced by ones that fail, and the
+    verified gradients must still equal what the reference gave before (rtol 1e-12). Without this
+    check a kernel that always refused would pass every equality test, the reference standing in."""
+    from prirfed.verified.problems import SPDFrechetMean as VerifiedSPDFrechetMean
+
+    P, rng = random_problem(seed, c=0.7)
+    V = VerifiedSPDFrechetMean([np.array(z) for z in P.Z], c=0.7)
+    x = P.manifold.random_point(rng)
+    want = {
+        "ij": [[P.rgrad_ij(x, i, j) for j in range(len(P.Z[i]))] for i in range(P.N)],
+        "i": [P.rgrad_i(x, i) for i in range(P.N)],
+        "all": P.rgrad(x),
+    }
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the verified SPDFrechetMean fell back to the reference inside the domain")
+
+    monkeypatch.setattr(SPDFrechetMean, "_rgrad_ij", refuse)
+    monkeypatch.setattr(SPDFrechetMean, "_rgrad_i", refuse)
+
+    def close(a, b):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * (1.0 + float(np.max(np.abs(b)))))
+
+    for i in range(P.N):
+        J = np.arange(len(P.Z[i]))
+        for j in J:
+            close(V.rgrad_ij(x, i, int(j)), want["ij"][i][j])
+        close(V.rgrad_batch(x, i, J), np.stack(want["ij"][i]))
+        close(V.rgrad_i(x, i), want["i"][i])
+    close(V.rgrad(x), want["all"])
