@@ -235,7 +235,7 @@ def privacy_report(event: Event, delta: float, accountant="best") -> PrivacyRepo
     pld_e = rdp_e = None
     if isinstance(acc, str):
         # the PLD accountant supports every event that reaches here: lower_epsilon above composed the
-        # event with it, which refuses exactly what supports() refuses (a guard was dead, issue 18)
+        # event with it, which refuses exactly what supports() refuses (a guard there was dead code)
         pld_e = PldAccountant(relation=event.relation).compose(event).get_epsilon(delta)
         rdp = RdpAccountant(relation=event.relation)
         if rdp.supports(event):

@@ -734,7 +734,7 @@ def _side_hull(v: np.ndarray, h: float):
     ``m[i-1]`` for ``i = 1..n`` is the slope jump at ``t_i`` times ``t_i`` (the side's masses, 0 off the
     hull) and ``s0`` the hull's slope at ``t_0 = 1``. Needs ``n >= 1``: its one caller,
     :func:`_ctd_direction` from :func:`connect_the_dots`, passes ``n`` = :func:`_side_length` ``>=
-    ceil(0.5 / h) + 1 >= 2`` (a guard for ``n <= 0`` was removed as dead code, issue 18).
+    ceil(0.5 / h) + 1 >= 2`` (a guard for ``n <= 0`` was dead code and was removed).
     """
     n = len(v) - 1
     keep = np.ones(n + 1, dtype=bool)
@@ -1387,12 +1387,10 @@ def _materialise(r, h, lower):
     Every element of :meth:`PldAccountant._result` passes through here, so eps and delta are read
     from a :class:`PldPair` or an exact :class:`PrivacyCurve` only (the readers' fallback that
     discretised an inexact curve once more, on the original grid instead of the one used, was
-    dead code and was removed, issue 18)."""
+    dead code and was removed)."""
     if isinstance(r, PldPair) or (isinstance(r, PrivacyCurve) and r.exact):
         return r
     return connect_the_dots(r, h, optimistic=lower)
-
-
 
 
 def _gaussian_shift(event: Event, lower: bool) -> float | None:

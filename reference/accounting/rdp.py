@@ -598,7 +598,7 @@ def poisson_gaussian_log_a(alpha: float, q: float, z: float) -> float:
             break
         if i > 2000:  # polynomial tail (q near 1/2): integrate the definition instead
             return _poisson_log_a_quad(alpha, q, z)
-    # No cancellation to guard against (two guards were removed as dead code, issue 18): with
+    # No cancellation to guard against (two guards were dead code and were removed): with
     # c = ceil(alpha) >= 2, the coefficients binom(alpha, i) are > 0 for i <= c and alternate from
     # i = c + 1 on (so ``neg`` holds at least the i = c + 1 terms: the loop runs past alpha + 2), with
     # ratio of magnitudes (i - alpha) r / (i + 1) < 1 on both sides of x0 (r <= 1 there). Pointwise, the
@@ -1168,7 +1168,7 @@ class RdpAccountant:
                 # one decade down: the minima are 1 + 1e-3, 1e-4, 1e-5 and, after the last extension,
                 # 1 + 1e-6 (< 1.5e-6: the floor). A filter new - 1 >= 1e-6 dropped that last order, which
                 # lands at 1 + 9.99999999e-7 in float64, so the search stopped at 1 + 2.15e-6 without
-                # refining; it removed nothing else and is gone (issue 18)
+                # refining; it removed nothing else and is gone
                 new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
             elif refine < 4:
                 # halve the spacing on both sides of the best order (the conversion is unimodal in
@@ -1188,8 +1188,8 @@ class RdpAccountant:
                 # minima are 1 + 1e-3, 1e-4, 1e-5, 1e-6, each extension keeping its last point), and a
                 # refinement's midpoints lie strictly between best and its neighbours (the spacing
                 # around an order above 64 is >= 16 / 2^3 = 2 before the 4th halving, so rounding keeps
-                # them inside); the branch that sent this case on to refinement was dead and removed
-                # (issue 18). Kept so that the loop ends whatever the grid.
+                # them inside); the branch that sent this case on to refinement was dead and removed.
+                # Kept so that the loop ends whatever the grid.
                 return eps, best
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])
