@@ -429,6 +429,34 @@ class VerifiedEquivalence:
                 if hasattr(V, retr) and hasattr(V, inv):
                     getattr(V, inv)(x, getattr(V, retr)(x, v))
 
+    @given(data=st.data(), n=st.integers(1, 4))
+    def test_in_domain_batches_are_screened_and_computed_by_the_batched_kernels(self, data, n):
+        """The batched methods of prirfed's verified manifolds (:class:`prirfed.verified.manifolds.checks.BatchRows`)
+        check a row by a single call only when their vectorised screens cannot clear it, and compute
+        the stack by single calls only when the batched kernel refuses. Rows well inside the domain
+        must take neither path (the single-row check is made to fail): otherwise a screen that never
+        cleared anything, or a batched kernel that always refused, would pass the equality test above
+        with the single calls standing in. Twins without that machinery are not concerned."""
+        if not self.batched:
+            pytest.skip("batched = False: this twin has no batched kernels")
+        R, V = self.reference, self.verified
+        if not hasattr(type(V), "_row_error"):
+            pytest.skip("the twin's batched methods have no single-row fallback")
+        X = [self.draw_point(data) for _ in range(n)]
+        Vs = [self.draw_small_tangent(data, x) for x in X]
+        Ys = [R.exp(x, self.draw_small_tangent(data, x)) for x in X]
+        shape = (n, *R.ambient_shape)
+        Xa, Va, Ya = (np.array(a, dtype=float).reshape(shape) for a in (X, Vs, Ys))
+
+        def single_row(*args, **kwargs):
+            raise AssertionError(f"{type(V).__name__}: a batched call went row by row on rows inside the domain")
+
+        with mock.patch.object(type(V), "_row_error", single_row):
+            V.exp_batch(Xa, Va)
+            V.log_batch(Xa, Ya)
+            V.dist_batch(Xa, Ya)
+            V.transp_batch(Xa, Ya, Va)
+
     @given(data=st.data(), n=st.integers(0, 5))
     def test_batched_kernels_equal_loop_of_single_calls(self, data, n):
         if not self.batched:
