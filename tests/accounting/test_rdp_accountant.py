@@ -411,6 +411,80 @@ def test_no_floor_on_epsilon_from_the_order_grid():
     assert rdp.RdpAccountant(orders=[2.0, 256.0]).compose(Gaussian(1e6)).get_epsilon_and_order(1e-5)[1] == 256.0
 
 
+def _improved_gaussian_eps_mp(alpha, z, delta):
+    """The improved conversion (Canonne, Kamath and Steinke (2020), Proposition 12) of the Gaussian's
+    RDP alpha / (2 z^2) at a real order, at 50 digits."""
+    a = mp.mpf(alpha)
+    return a / (2 * mp.mpf(z) ** 2) + mp.log1p(-1 / a) - (mp.log(mp.mpf(delta)) + mp.log(a)) / (a - 1)
+
+
+def _golden_min_mp(fn, lo, hi, steps=200):
+    """Minimiser and minimum of a unimodal ``fn`` on [lo, hi], by golden-section search on log(alpha)."""
+    with mp.workdps(50):
+        a, b = mp.log(mp.mpf(lo)), mp.log(mp.mpf(hi))
+        g = (mp.sqrt(5) - 1) / 2
+        for _ in range(steps):
+            x1, x2 = b - g * (b - a), a + g * (b - a)
+            if fn(mp.exp(x1)) < fn(mp.exp(x2)):
+                b = x2
+            else:
+                a = x1
+        x = mp.exp((a + b) / 2)
+        return x, fn(x)
+
+
+def test_adaptive_order_search_reaches_its_documented_ceiling_max_order():
+    """At delta = 1e-10 the best order of a very weak Gaussian lies above 2^19: the adaptive search
+    extends the grid up to :data:`MAX_ORDER` = 2^20 and no further. Independent truth: the improved
+    conversion of the closed-form Gaussian RDP minimised over real orders at 50 digits. z = 2e5: the
+    minimiser (~8.65e5) is inside (2^19, 2^20), so eps is the minimum to the grid's resolution (the
+    refined spacing there is ~2.6% of the order, so eps is within ~1e-4 of the minimum); a search
+    stopping at 2^19 is 14% above it. z = 3e5: the minimiser (~1.27e6) is beyond the ceiling, the
+    conversion decreases up to it, so the answer is the conversion at exactly 2^20 (a search stopping
+    at 2^19 gives 48% more)."""
+    assert rdp.MAX_ORDER == 2.0**20
+    delta = 1e-10
+    z = 2e5
+    a_star, e_star = _golden_min_mp(lambda a: _improved_gaussian_eps_mp(a, z, delta), 2, 2**22)
+    assert 2**19 < a_star < 2**20
+    got, order = rdp.RdpAccountant().compose(Gaussian(z)).get_epsilon_and_order(delta)
+    assert float(e_star) <= got <= float(e_star) * (1 + 2e-4), (got, float(e_star), order)
+    assert 2**19 < order <= rdp.MAX_ORDER
+    z = 3e5
+    a_star, _ = _golden_min_mp(lambda a: _improved_gaussian_eps_mp(a, z, delta), 2, 2**24)
+    assert a_star > 2**20
+    got, order = rdp.RdpAccountant().compose(Gaussian(z)).get_epsilon_and_order(delta)
+    assert order == 2.0**20
+    assert got == pytest.approx(float(_improved_gaussian_eps_mp(2**20, z, delta)), rel=1e-9)
+
+
+def test_effective_gaussian_of_composed_gaussians_is_the_closed_form():
+    """Composing Gaussians of noise multipliers z_i is one Gaussian of z_eff = (sum_i z_i^-2)^(-1/2)
+    (Dong, Roth and Su (2022), Corollary 3.3), worked by hand: z = 1 and 2 give 1 / sqrt(1 + 1/4) =
+    2 / sqrt(5); SelfComposed(Gaussian(2), 4) (z^-2 = 1) composed with Gaussian(1) (1) gives
+    1 / sqrt(2); a Composed inside a sample of all n records is the same Gaussian."""
+    assert rdp.effective_gaussian(Composed((Gaussian(1.0), Gaussian(2.0)))) == pytest.approx(2 / math.sqrt(5), rel=1e-15)
+    nested = Composed((SelfComposed(Gaussian(2.0), 4), Gaussian(1.0)))
+    assert rdp.effective_gaussian(nested) == pytest.approx(1 / math.sqrt(2), rel=1e-15)
+    assert rdp.effective_gaussian(SampledWithoutReplacement(50, 50, nested)) == pytest.approx(1 / math.sqrt(2), rel=1e-15)
+
+
+def test_without_replacement_uses_wbk19_at_the_top_order_256():
+    """WBK19_MAX_ORDER = 256 is the last integer order at which the WBK19 sums are evaluated. At
+    exactly alpha = 256 (q = 0.01, z = 5) the bound is their Gaussian-specific Theorem 27 (the
+    coupling bound there is 5.1, ten times larger): checked against the term-by-term sum at 100
+    digits (the 256-term sum is stable at 60, 100 and 200 digits to 50 digits). At alpha = 255.5
+    (ceil = 256) the cumulant is interpolated between 255 and 256, so it is at most the chord of the
+    two 100-digit values."""
+    q, z = 0.01, 5.0
+    assert rdp.WBK19_MAX_ORDER == 256
+    got = rdp.sampled_without_replacement_rdp([255.5, 256.0], q, lambda o: rdp.gaussian_rdp(o, z), z)
+    k255 = float(mpx.wbk19_gaussian_specific_log_a(255, q, z, dps=100))
+    k256 = float(mpx.wbk19_gaussian_specific_log_a(256, q, z, dps=100))
+    assert got[1] == pytest.approx(k256 / 255, rel=1e-9)
+    assert got[0] <= (0.5 * k255 + 0.5 * k256) / 254.5 * (1 + 1e-9)
+
+
 @pytest.mark.parametrize("alpha", [2.0, 32.0, 256.0, 4096.0])
 def test_mixture_with_p_rare_one_is_the_gaussian_of_the_rare_shift(alpha):
     """p_rare = 1: the mixture is the Gaussian with shift d, whose RDP is alpha d^2 / 2 (Mironov (2017),
