@@ -112,6 +112,43 @@ def test_connect_the_dots_brackets_the_curve_and_is_a_valid_pair(mu):
     assert 3.0 <= worst[2e-3] / worst[1e-3] <= 5.0, worst  # the largest excess shrinks like h^2
 
 
+@pytest.mark.parametrize("mu", [0.3, 1.0, 4.0])
+@pytest.mark.parametrize("h", [1e-2, 0.1])
+def test_optimistic_lowering_of_the_first_knot_is_within_its_documented_bound(mu, h):
+    """The optimistic discretisation lowers each grid value by at most the interpolation-error bound
+    (t_{i+1} - t_i)(s_{i+1} - s_{i-1})/4 of its steps (s the chord slopes, in t = e^eps). At the first
+    knot (t = 1) the slope on its left is that of the curve left of t = 1, H_t(P||Q) = 1 - t + t
+    H_{1/t}(Q||P) (Zhu, Dong and Wang (2022)), i.e. of the reverse side. Independent truth: that
+    bound from the Gaussian's exact curve at 50 digits (mpx.gaussian_exact_delta), and delta(0)
+    itself; the lowered delta(0) must lie in [exact - bound, exact]. (Using a left slope off by a
+    factor, e.g. the reverse chord times e^h - 1 instead of divided by it, lowers it by about twice
+    the bound.)"""
+    c = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
+    lo = pld.connect_the_dots(c, h, optimistic=True).fwd
+    with mp.workdps(50):
+        d = lambda e: mpx.gaussian_exact_delta(e, mu)  # noqa: E731
+        H = mp.mpf(h)
+        v0, v1, v2 = d(0), d(H), d(2 * H)
+        tm = mp.exp(-H)
+        s_left = (v0 - (1 - tm + tm * d(H))) / (1 - tm)  # chord on [e^-h, 1] (the pair is symmetric)
+        s_right = (v2 - v1) / (mp.exp(2 * H) - mp.exp(H))  # chord on [e^h, e^2h]
+        bound = float(mp.expm1(H) * (s_right - s_left) / 4)
+        exact = float(v0)
+    got = lo.delta(0.0)
+    assert got <= exact
+    assert exact - got <= bound * (1 + 1e-9) + 2e-12  # 2e-12: the 1e-12 relative margin on the values
+
+
+def test_binomial_gaussian_delta_is_at_most_one():
+    """A hockey-stick divergence of probability laws is at most 1, and the docstring promises the cap.
+    At rho = 0.99, T = 10000, mu = 10 the binomial weights (from gammaln) sum to 1 + 9e-12 in float64,
+    so an uncapped sum exceeds 1 at eps = 0. Bracket: the exact value is at least
+    P(j >= 1) (2 Phi(mu/2) - 1) >= 1 - 6e-7 (one active round is a Gaussian of shift mu)."""
+    got = pld.binomial_gaussian_delta(np.array([0.0, 1e-9]), 0.99, 10.0, 10000)
+    assert np.all(got <= 1.0)
+    assert np.all(got >= 1 - 6e-7)
+
+
 @pytest.mark.parametrize("e0,d0", [(0.08758566734356829, 1e-6), (0.15, 1e-4), (1.2345, 0.0)])
 def test_discretisation_of_a_kinked_curve_is_on_the_right_side(e0, d0):
     """Kairouz-Oh-Viswanath curves are piecewise linear with a kink at e^{eps0}, on or off the grid
