@@ -172,20 +172,35 @@ def test_analytic_sigma_refuses_a_delta_that_is_not_a_number(delta):
         R.analytic_gaussian_sigma(1.0, delta, 1.0)
 
 
-def test_analytic_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats():
+@pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (0.5, 1e-3), (2.0, 1e-5), (8.0, 1e-9)])
+def test_analytic_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats(eps, delta, monkeypatch):
     """rtol = 1e-300 cannot be met by any float bracket: the bisection stops when lo and hi are
-    adjacent floats (documented) and returns hi. Independent check with 50-digit mpmath of Balle
-    and Wang's delta(eps; sigma): hi is sound (delta(hi) <= target) and within 1e-13 relative of the
-    exact sigma* (the float64 delta the search evaluates is itself good to about 1e-14)."""
-    eps, delta = 1.0, 1e-5
+    adjacent floats (documented) and returns hi. There the midpoint rounds (half to even) to hi at
+    eps = 1, but to lo at the other three: the search must stop on either, so it is run with a
+    budget of 4000 delta evaluations (doubling or halving from the sensitivity to a float64 bracket
+    takes at most ~1100 steps, bisecting it to adjacent floats 53; it takes ~60 here). hi meets the
+    target as computed (documented); independent check with 50-digit mpmath of Balle and Wang's
+    delta(eps; sigma): hi is within 1e-13 relative of the exact sigma*, and sound to the accuracy of
+    the float64 delta the search evaluates (about 1e-14 relative: at adjacent floats the exact
+    delta(hi) may exceed the target by that much, 1.7e-15 relative at eps = 0.5)."""
+    calls = []
+    plain = R.gaussian_delta
+
+    def budgeted(*args, **kwargs):
+        calls.append(1)
+        assert len(calls) <= 4000, "the bisection did not stop on adjacent floats"
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(R, "gaussian_delta", budgeted)
     sigma = R.analytic_gaussian_sigma(eps, delta, 1.0, rtol=1e-300)
 
     def mp_delta(s):
         s, e = mp.mpf(s), mp.mpf(eps)
         return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
 
+    assert plain(eps, sigma, 1.0) <= delta
     with mp.workdps(50):
-        assert mp_delta(sigma) <= delta
+        assert mp_delta(sigma) <= delta * (1 + mp.mpf(1e-13))
         exact = mp.findroot(lambda s: mp_delta(s) - delta, mp.mpf(sigma))
         assert sigma >= exact * (1 - mp.mpf(1e-13)) and sigma <= exact * (1 + mp.mpf(1e-13))
 
