@@ -169,3 +169,24 @@ def test_both_twins_refuse_a_chart_that_is_not_a_basis_at_the_same_threshold(twi
         with pytest.raises(ValueError, match=r"^sample_tangent_gaussian_mh: chart is not a basis of T_x"):
             call(F)
     assert call(np.array([[1.0, 0.0], [1.0, math.sqrt(6e-12)]])).shape == (2,)
+
+
+@njit
+def _clip_factor(norm_v, tau):
+    return V.clip_factor_kernel(norm_v, tau)
+
+
+@pytest.mark.parametrize("norm_v,tau,want", [
+    (2.0, 1.0, 0.5),            # clipped: tau / ||v||
+    (8.0, 0.25, 1.0 / 32.0),
+    (0.5, 1.0, 1.0),            # inside the ball: unchanged
+    (0.8, 1.0, 1.0),            # inside, never scaled up (tau / ||v|| = 1.25)
+    (1.0, 1.0, 1.0),            # on the sphere: tau / ||v|| = 1
+    (0.0, 1.0, 1.0),            # a zero gradient
+    (3.0, math.inf, 1.0),       # no clipping
+])
+def test_clip_factor_kernel_by_hand(norm_v, tau, want):
+    """The factor min{1, tau / ||v||} the SPD and Lorentz fused loops scale by (Huang et al. 2024,
+    Algorithm 2, line 4), at hand-computed points: a factor that never clipped passed every
+    mechanism test, since only the fused loops call it."""
+    assert _clip_factor(norm_v, tau) == want
