@@ -172,6 +172,22 @@ def test_calibration_of_whole_runs_round_trip():
         cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="sgd")
 
 
+def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64():
+    """DP-RSVRG's event depends on the clipping thresholds only through tau0 / sigma and tau1 / sigma
+    (the mixture shifts (2 tau0 / N_i) / sigma and (2 tau0 / N_i + 4 tau1) / sigma), so scaling
+    tau0, tau1 by lambda scales the calibrated sigma by lambda. With lambda = 2^1021 (exact in float64)
+    every shift is the same float as at lambda = 1 and the sigma found (~2.6 lambda at eps = 8, finite)
+    must be lambda times the one at lambda = 1, to the calibration's rtol. A validation that probed the
+    settings with a smaller sigma (0.5: the rare shift 4 tau1 / 0.5 = 2^1024 overflows) refused
+    these valid settings."""
+    kw = dict(trainer="dp_rsvrg", accountant="rdp", m=2, K=1, N_i=100)
+    lam = 2.0**1021
+    base = cal.calibrate_sigma_prirfed(8.0, 1e-5, 10, 2, 5, tau0=1.0, tau1=1.0, **kw)
+    top = cal.calibrate_sigma_prirfed(8.0, 1e-5, 10, 2, 5, tau0=lam, tau1=lam, **kw)
+    assert math.isfinite(top.sigma)
+    assert top.sigma / lam == pytest.approx(base.sigma, rel=2e-6)
+
+
 @pytest.mark.parametrize(
     "f,match",
     [
