@@ -139,6 +139,24 @@ def test_optimistic_lowering_of_the_first_knot_is_within_its_documented_bound(mu
     assert exact - got <= bound * (1 + 1e-9) + 2e-12  # 2e-12: the 1e-12 relative margin on the values
 
 
+@pytest.mark.parametrize("q", [1e-3, 0.5])
+def test_subsampled_delta_of_a_pure_dp_inner_is_the_closed_form_at_large_eps(q):
+    """Balle, Barthe and Gaboardi's q h(log(1 + (e^eps - 1)/q)) with the pure eps0-DP curve
+    h(x) = (e^eps0 - e^x)_+ / (1 + e^eps0) (KOV, delta0 = 0) is, worked by hand,
+    (q e^eps0 - q - e^eps + 1)_+ / (1 + e^eps0): checked at 50 digits for eps from 10 to 40 nats
+    with eps0 = 45, across the switch at 30 nats between the two float forms of the argument (both
+    must be the same function: a cap of the first form at 15 nats left delta up to e^15 times too
+    large on [15, 30))."""
+    eps0 = 45.0
+    es = np.array([10.0, 14.9, 15.0, 15.1, 20.0, 29.9, 30.0, 30.1, 40.0])
+    got = pld.subsampled_delta(es, q, lambda x: pld.kov_delta(x, eps0, 0.0))
+    with mp.workdps(50):
+        E0 = mp.exp(mp.mpf(eps0))
+        want = [max(q * E0 - q - mp.exp(mp.mpf(e)) + 1, 0) / (1 + E0) for e in es]
+    for g, w, e in zip(got, want, es):
+        assert g == pytest.approx(float(w), rel=1e-12, abs=1e-300), e
+
+
 def test_binomial_gaussian_delta_is_at_most_one():
     """A hockey-stick divergence of probability laws is at most 1, and the docstring promises the cap.
     At rho = 0.99, T = 10000, mu = 10 the binomial weights (from gammaln) sum to 1 + 9e-12 in float64,
