@@ -323,7 +323,9 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
     A bracket ``[lo, hi]`` with ``eps(lo) > eps >= eps(hi)`` is found by doubling or halving from
     ``sigma0``, then narrowed (every step keeps a bracket, so the result is sound whatever the
     interpolation does) until ``hi / lo - 1 <= rtol`` or the bracket is two adjacent floats (an
-    ``rtol`` below float resolution, about 2.2e-16); ``hi`` is returned. If eps stops decreasing
+    ``rtol`` below float resolution, about 2.2e-16); ``hi`` is returned. The search stops at the first
+    evaluation that brings the bracket within ``rtol``: no call of ``eps_of_sigma`` is spent after
+    that (each can be a whole PLD accounting). If eps stops decreasing
     while sigma doubles (a floor no noise removes, such as an (eps, delta) part of the event) or no
     bracket is found within ``max_iter`` evaluations, the ``ValueError`` says which.
 
@@ -431,6 +433,10 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
             # 2.2e-16 cannot be met); without this the loop ran forever, evaluating nothing
             break
         for x in probes:
+            if hi / lo - 1 <= rtol:
+                # the first probe of a straddle met the tolerance: the second would be an accountant
+                # call spent after the answer is known
+                break
             if not (xa < x < xb):
                 continue
             sg = math.exp(x)

@@ -713,6 +713,15 @@ def test_order_search_extends_below_the_smallest_default_order():
     assert 1.0 < order < rdp.DEFAULT_ORDERS.min()
 
 
+def test_lemma_3_takes_sigma_at_its_floor():
+    """At the floor sigma^2 = 4 L0^2 / b^2 itself (sigma = 0.5, L0 = 1, b = 4: 0.25 = 4 / 16, exact in
+    float64) the lemma's condition sigma^2 >= 4 L0^2 / b^2 holds, so it applies: by hand
+    15 (lambda + 1) L0^2 / (n^2 sigma^2) = 15 * 1.1 / (1e8 * 0.25) = 6.6e-7 at lambda = 0.1, n = 1e4
+    (inside its lambda range: 2 sigma^2 log(n / (b (lambda + 1)(1 + b^2 sigma^2 / (4 L0^2)))) / 3 =
+    2 * 0.25 * log(1e4 / 8.8) / 3 = 1.17)."""
+    assert rdp.lemma_3_moments_bound(0.1, 1.0, 10**4, 4, 0.5) == pytest.approx(6.6e-7, rel=1e-14)
+
+
 def test_lemma_3_precondition_scales_with_the_lipschitz_constant():
     """sigma^2 >= 4 L0^2 / b^2 at L0 = 2, b = 10 needs sigma^2 >= 0.16 (by hand): sigma = 0.39 gives
     0.1521 and is refused with both numbers (at L0 = 1, the value every other test uses, L0^2 = L0)."""
