@@ -239,6 +239,10 @@ def test_noise_constants_table_lead_3():
             assert r["sigma_paper"] < r["sigma_needed_exact"] <= r["sigma_needed"] * (1 + 1e-6)
     sgd = [r for r in rows if r["trainer"] == "dp_rsgd" and r["eps"] == 0.15 and r["delta"] == 1e-5 and r["K"] == 1]
     assert sgd[0]["eps_exact"] == pytest.approx(0.298, abs=1e-3)  # lead 3: "about 0.30"
+    for r in rows:  # sigma_paper is the papers' formula at tau = 1, o = o~ = 1, by hand (Sections 5.1, 5.2):
+        # sigma^2 = K log(1/delta) / (N_i eps)^2 for DP-RSGD, m K log(1/delta) / (N_i eps)^2 for DP-RSVRG
+        m = r["m"] if r["trainer"] == "dp_rsvrg" else 1
+        assert r["sigma_paper"] == pytest.approx(math.sqrt(m * r["K"] * math.log(1 / r["delta"])) / (r["N_i"] * r["eps"]), rel=1e-14)
     for r in rows:  # the table's constant is defined from its own columns: o_needed = (sigma_needed / sigma_paper)^2
         assert r["o_needed"] == pytest.approx((r["sigma_needed"] / r["sigma_paper"]) ** 2, rel=1e-14)
         assert r["o_needed"] > 1.0  # the paper's sigma is too small in every setting (eps_true > eps above)
