@@ -303,6 +303,11 @@ def test_section_6_settings_are_the_papers():
     spd = [r for r in rows if r["experiment"].startswith("SPD")]
     assert spd and all(r["eps"] == 0.15 and r["delta"] == 1e-4 and r["K"] == 3 for r in spd)
     assert all(r["m"] == 10 for r in spd if r["trainer"] == "dp_rsvrg")
+    # Section 6.2: synthetic (N, N_i) = (20, 250), (50, 100); PATHMNIST (50, 400), (100, 200); each with both trainers
+    pairs = sorted((r["experiment"].split()[1], int(r["experiment"].split("N=")[1]), r["N_i"], r["trainer"]) for r in spd)
+    assert pairs == sorted((name, N, Ni, t) for name, N, Ni in (("synthetic", 20, 250), ("synthetic", 50, 100), ("PATHMNIST", 50, 400),
+                                                               ("PATHMNIST", 100, 200)) for t in ("dp_rsgd", "dp_rsvrg"))
+    assert all(r["b"] is None for r in rows if r["trainer"] == "dp_rsgd" and not r["experiment"].startswith("sphere synthetic"))
     hsp = [r for r in rows if r["experiment"].startswith("HSP")]
     assert len(hsp) == 2 and all(r["N_i"] == 131 and r["eps"] == 0.15 and r["K"] == 3 for r in hsp)
     assert [r["m"] for r in hsp if r["trainer"] == "dp_rsvrg"] == [5]
