@@ -59,6 +59,8 @@ from .events import (
 __all__ = [
     "DEFAULT_ORDERS",
     "MAX_ORDER",
+    "REFINE_RTOL",
+    "MAX_REFINE",
     "gaussian_rdp",
     "pure_dp_rdp",
     "wbk19_theorem9_log_a",
@@ -94,6 +96,12 @@ DEFAULT_ORDERS = np.array(
 #: Largest order the adaptive search tries. It binds only for very large noise at small delta: for the
 #: Gaussian at delta = 1e-10 the best order passes 2^19 near z = 2e5 (tested against the 50-digit minimum).
 MAX_ORDER = float(2**20)
+#: Resolution of the order refinement below order 64, relative to alpha - 1: the search stops when
+#: both neighbours of the best order are within ``REFINE_RTOL (alpha - 1)`` of it (above 64, within
+#: 1: the orders there are integers). Near a smooth minimum the eps lost is of order the square of it.
+REFINE_RTOL = 1e-4
+#: Cap on the halvings around the best order (about 13 reach the resolution from the default grid).
+MAX_REFINE = 40
 #: Integer orders up to which the WBK19 sums (Theorem 9, and the Gaussian-specific bound) are
 #: evaluated; above it only the coupling bound is used at without-replacement events (also sound).
 WBK19_MAX_ORDER = 256
@@ -1023,8 +1031,9 @@ class RdpAccountant:
     Orders. With ``orders=None`` the accountant starts from :data:`DEFAULT_ORDERS` and, when the
     best order of the conversion sits at an end of the grid, extends the grid (up to
     :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
-    floor set by the grid; then it halves the spacing around the best order four times. Explicit
-    ``orders`` are used as given.
+    floor set by the grid; then it halves the spacing around the best order until both neighbours
+    are within :data:`REFINE_RTOL` ``(alpha - 1)`` of it (within 1 above order 64, where orders are
+    integers). Explicit ``orders`` are used as given.
 
     Parameters
     ----------
@@ -1171,26 +1180,28 @@ class RdpAccountant:
                 # lands at 1 + 9.99999999e-7 in float64, so the search stopped at 1 + 2.15e-6 without
                 # refining; it removed nothing else and is gone
                 new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
-            elif refine < 4:
-                # halve the spacing on both sides of the best order (the conversion is unimodal in
-                # practice; any order gives a valid eps, so refining can only lower it)
-                refine += 1
+            else:
+                # halve the spacing on both sides of the best order until both neighbours are within
+                # the resolution: 1 above order 64 (integer orders there), REFINE_RTOL (alpha - 1)
+                # below. The conversion is unimodal in practice; any order gives a valid eps, so
+                # refining can only lower it.
                 srt = np.sort(a)
                 i = int(np.searchsorted(srt, best))
-                nb = [srt[j] for j in (i - 1, i + 1) if 0 <= j < len(srt)]
-                new = np.array([(best + x) / 2 for x in nb])
+                res = 1.0 if best > 64 else REFINE_RTOL * (best - 1.0)
+                far = [srt[j] for j in (i - 1, i + 1) if 0 <= j < len(srt) and abs(srt[j] - best) > res]
+                if not far or refine >= MAX_REFINE:
+                    return eps, best
+                refine += 1
+                new = np.array([(best + x) / 2 for x in far])
                 if best > 64:
                     new = np.round(new)
-            else:
-                return eps, best
             new = new[~np.isin(new, a)]
             if new.size == 0:
                 # not reached: an extension always adds orders (above a.max() < MAX_ORDER; below, the
                 # minima are 1 + 1e-3, 1e-4, 1e-5, 1e-6, each extension keeping its last point), and a
-                # refinement's midpoints lie strictly between best and its neighbours (the spacing
-                # around an order above 64 is >= 16 / 2^3 = 2 before the 4th halving, so rounding keeps
-                # them inside); the branch that sent this case on to refinement was dead and removed.
-                # Kept so that the loop ends whatever the grid.
+                # refinement's midpoints lie strictly between best and a neighbour farther than the
+                # resolution (above 64 that neighbour is >= 2 away, so the rounded midpoint is strictly
+                # between). Kept so that the loop ends whatever the grid.
                 return eps, best
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])
