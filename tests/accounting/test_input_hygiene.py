@@ -266,3 +266,21 @@ def test_self_composition_count_and_inner_at_their_boundaries():
         SelfComposed(Gaussian(1.0), 0)
     with pytest.raises(ValueError, match=r"^SelfComposed: inner must be an Event \(got str\)$"):
         SelfComposed("Gaussian(1.0)", 2)
+
+
+COUNTS = ("T", "K", "m", "N", "s", "N_i", "b")
+
+
+@pytest.mark.parametrize("fn,where,kw,params", [c for c in CASES if set(c[3]) & set(COUNTS)],
+                         ids=[c[1] if isinstance(c[1], str) else c[1][0] for c in CASES if set(c[3]) & set(COUNTS)])
+def test_every_count_is_refused_at_zero(fn, where, kw, params):
+    """Rounds, steps, agents, records and batch sizes are counts >= 1: 0 (an integer, not one of the
+    BAD values above) is refused with a message naming the function, the parameter and 'must be >= 1'."""
+    for name in params:
+        if name not in COUNTS:
+            continue
+        with pytest.raises(ValueError) as err:
+            fn(**dict(kw, **{name: 0}))
+        msg = str(err.value)
+        assert msg.startswith(where if isinstance(where, str) else tuple(where)), (name, msg)
+        assert f"{name} must be >= 1" in msg, (name, msg)
