@@ -325,6 +325,28 @@ def test_calibration_from_a_bracket_whose_lower_end_has_infinite_eps(cut, target
         assert r.evaluations <= 80
 
 
+@pytest.mark.parametrize("accountant", ["pld", "best"])
+def test_staged_calibration_runs_both_cheap_stages_before_the_final_search(monkeypatch, accountant):
+    """With the PLD accountant the calibration first brackets sigma by RDP on a short order grid to
+    rtol 0.1, then by the PLD on a coarse grid to 1e-2, then searches at the requested rtol (the
+    docstring of the staged search). On a Section 6-like DP-RSGD setting every stage returns (none is
+    skipped by the fallback that catches a stage's ValueError: a stage broken for every input would
+    only make each calibration slower, 5 -> 10 final evaluations here, and stay silent), and the answer
+    meets the target at the requested accountant."""
+    calls = []
+    orig = cal.calibrate_sigma
+
+    def spy(f, eps, **kw):
+        out = orig(f, eps, **kw)
+        calls.append(kw.get("rtol"))
+        return out
+
+    monkeypatch.setattr(cal, "calibrate_sigma", spy)
+    c = cal.calibrate_sigma_dp_rsgd(1.0, 1e-5, 3, 1.0, 600, 60, accountant=accountant)
+    assert calls == [0.1, 1e-2, 1e-6]
+    assert cal.epsilon_dp_rsgd(c.sigma, 1e-5, 3, 1.0, 600, 60, accountant=accountant) <= 1.0
+
+
 @given(
     log_c=st.floats(-2, 2), p=st.floats(0.3, 3.0), floor=st.sampled_from([0.0, 1e-4, 1e-2]), log_gap=st.floats(-2, 1),
     log_rtol=st.floats(-12, -1), log_s0=st.floats(-2, 2),

@@ -352,6 +352,21 @@ def test_gaussian_chi_moments_match_mpmath(mu):
         assert 0 <= got[j] - want <= 2e-10, j  # an upper bound, within its stated inflation
 
 
+@pytest.mark.parametrize("mu", [2.0, 3.0])
+def test_gaussian_chi_moments_at_large_shift_and_high_order_match_mpmath(mu):
+    """At mu >= 2 (noise multiplier z = 1/mu <= 1/2) and orders up to WBK19_MAX_ORDER = 256 the binomial
+    sum's rounding bound (4 u max t, t ~ mu^2 j^2 / 2 ~ 1e5) exceeds its 1e-10 allowance, so these rows
+    go to the quadrature, whose range must reach past the integrand's peak at x = j mu: B_j against
+    the forward difference at 400 digits, never below it and above by at most the stated 1e-10 plus
+    the rounding of a log of size 1e5. (Nothing tested the quadrature at mu >= 2: a range ending at
+    j / mu + 45 instead of j mu + 45 misses the peak and gives a far smaller B_j, unsound, and
+    survived.)"""
+    got = rdp.gaussian_chi_moments(mu, 256)
+    for j in (100, 200, 256):
+        want = mp.log(mpx.gaussian_chi_moment(mu, j))
+        assert 0 <= got[j] - want <= 1e-10 + 1e-15 * abs(float(want)), (j, float(got[j] - want))
+
+
 @pytest.mark.parametrize("q,z", [(0.1, 0.8), (0.01, 30.0), (0.5, 2.0)])
 def test_wbk19_gaussian_bound_matches_mpmath_and_is_below_theorem_9(q, z):
     ints = np.array([2, 3, 10, 40])
