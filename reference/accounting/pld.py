@@ -908,13 +908,15 @@ def _side_length(fn, inf_mass: float, h: float, tail: float) -> int:
 
 def _ctd_direction(vf: np.ndarray, vr: np.ndarray, h: float, optimistic: bool = False) -> DiscretePLD:
     """Masses of the connect-the-dots pair with forward values ``vf`` and reverse values ``vr``."""
-    nf, nr = len(vf) - 1, len(vr) - 1
+    nr = len(vr) - 1
     hf = _side_hull(vf, h)  # P-masses at eps_i, i = 1..nf; slope at g = 1 from the right; hull vertices
     hr = _side_hull(vr, h)  # Q-masses at loss -eps_i (the reverse pair's P-masses)
     wf, sf0, wr, sr0 = hf[0], hf[1], hr[0], hr[1]
     v0 = vf[0]
-    # junction at g = 1: the left slope (in t) is -1 + v0 - sr0 (H_g = 1 - g + g H_{1/g}(Q||P))
-    w0 = sf0 - (-1.0 + v0 - sr0) if nf > 0 and nr > 0 else 0.0
+    # junction at g = 1: the left slope (in t) is -1 + v0 - sr0 (H_g = 1 - g + g H_{1/g}(Q||P)). Both
+    # sides have at least two steps (connect_the_dots takes _side_length >= ceil(0.5 / h) + 1 >= 2), so
+    # both slopes exist; a guard for an empty side was dead and is gone
+    w0 = sf0 - (-1.0 + v0 - sr0)
     if w0 < -1e-12:
         wf, wr, w0 = _bridge(vf, vr, h, hf, hr)
     w0 = max(w0, 0.0)
