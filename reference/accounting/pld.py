@@ -459,6 +459,23 @@ class DiscretePLD:
     pessimistic: bool = True
     _gc: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
+    def __post_init__(self):
+        # a NaN mass made delta() return 0 (Python's max(0.0, nan) is 0.0): refuse non-finite input
+        if not (isinstance(self.h, (int, float, np.floating)) and 0.0 < float(self.h) < math.inf):
+            raise ValueError(f"DiscretePLD: h must be finite and > 0 (got h = {self.h!r})")
+        m = np.asarray(self.masses, dtype=np.float64)
+        if m.ndim != 1:
+            raise ValueError(f"DiscretePLD: masses must be one-dimensional (got shape {m.shape})")
+        bad = np.flatnonzero(~np.isfinite(m))
+        if bad.size:
+            raise ValueError(f"DiscretePLD: masses must be finite (got {float(m[bad[0]])!r} at index {int(bad[0])}, "
+                             f"{bad.size} non-finite in all)")
+        for name in ("inf", "slack", "tails"):
+            v = getattr(self, name)
+            if not math.isfinite(v):
+                raise ValueError(f"DiscretePLD: {name} must be finite (got {name} = {v!r})")
+        object.__setattr__(self, "masses", m)
+
     # ---------------------------------------------------------------- queries
     @property
     def hi(self) -> int:

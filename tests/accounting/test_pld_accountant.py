@@ -776,3 +776,26 @@ def test_a_pld_without_a_positive_loss_has_delta_0():
     d = pld.DiscretePLD(0.1, -3, np.array([0.5, 0.3, 0.2]))
     assert d.hi == -1
     assert d.delta(0.0) == 0.0 and d.delta(1.0) == 0.0 and d.epsilon(1e-9) == 0.0
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(masses=[0.5, math.nan]), r"^DiscretePLD: masses must be finite \(got nan at index 1, 1 non-finite in all\)$"),
+        (dict(masses=[math.inf, 0.5]), r"^DiscretePLD: masses must be finite \(got inf at index 0, 1 non-finite in all\)$"),
+        (dict(masses=[[0.5], [0.5]]), r"^DiscretePLD: masses must be one-dimensional \(got shape \(2, 1\)\)$"),
+        (dict(inf=math.nan), r"^DiscretePLD: inf must be finite \(got inf = nan\)$"),
+        (dict(slack=math.inf), r"^DiscretePLD: slack must be finite \(got slack = inf\)$"),
+        (dict(h=0.0), r"^DiscretePLD: h must be finite and > 0 \(got h = 0\.0\)$"),
+        (dict(h=math.nan), r"^DiscretePLD: h must be finite and > 0 \(got h = nan\)$"),
+    ],
+)
+def test_discrete_pld_refuses_non_finite_input(kw, match):
+    """A PLD built by hand with a NaN mass answered delta = 0 (Python's max(0.0, nan) is 0.0): the
+    least private answer from a broken input. Non-finite masses, limit, slack and grid steps are
+    refused where the PLD is built, naming the field and the first bad value; the valid PLD (masses
+    1/2 at losses 0 and 0.1) gives delta(0) = (1/2)(1 - e^-0.1) by hand."""
+    base = dict(h=0.1, lo=0, masses=[0.5, 0.5])
+    assert pld.DiscretePLD(**base).delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.1), rel=1e-15)
+    with pytest.raises(ValueError, match=match):
+        pld.DiscretePLD(**dict(base, **kw))
