@@ -49,6 +49,7 @@ True
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -461,7 +462,7 @@ class DiscretePLD:
 
     def __post_init__(self):
         # a NaN mass made delta() return 0 (Python's max(0.0, nan) is 0.0): refuse non-finite input
-        if not (isinstance(self.h, (int, float, np.floating)) and 0.0 < float(self.h) < math.inf):
+        if not (isinstance(self.h, numbers.Real) and not isinstance(self.h, bool) and 0.0 < float(self.h) < math.inf):
             raise ValueError(f"DiscretePLD: h must be finite and > 0 (got h = {self.h!r})")
         m = np.asarray(self.masses, dtype=np.float64)
         if m.ndim != 1:

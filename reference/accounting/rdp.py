@@ -1197,11 +1197,11 @@ class RdpAccountant:
                     new = np.round(new)
             new = new[~np.isin(new, a)]
             if new.size == 0:
-                # not reached: an extension always adds orders (above a.max() < MAX_ORDER; below, the
-                # minima are 1 + 1e-3, 1e-4, 1e-5, 1e-6, each extension keeping its last point), and a
-                # refinement's midpoints lie strictly between best and a neighbour farther than the
-                # resolution (above 64 that neighbour is >= 2 away, so the rounded midpoint is strictly
-                # between). Kept so that the loop ends whatever the grid.
+                # an extension always adds orders (above a.max() < MAX_ORDER; below, the minima are
+                # 1 + 1e-3, 1e-4, 1e-5, 1e-6, each extension keeping its last point); a refinement
+                # below 64 adds its midpoints; above 64 a rounded midpoint can repeat an order only
+                # around a non-integer order there (64.5, made by a refinement at 64 whose neighbour
+                # was 65): the search then ends with the best order so far
                 return eps, best
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])
