@@ -203,6 +203,9 @@ def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64(
         (lambda: cal.calibrate_sigma(lambda s: 2.0 - 1e-3 * math.log(s), 1.0, max_iter=5), "no upper bracket"),
         (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=1.0, N_i=100), "needs keyword\\(s\\) b \\(missing\\)"),
         (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=1.0, N_i=100, b=10, m=3), "unknown keyword\\(s\\) m"),
+        # the accountant is checked up front, under this function's name (not by the accountant call deep in the search)
+        (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=1.0, N_i=100, b=10, accountant="moments"),
+         r"^calibrate_sigma_prirfed: accountant must be one of .* \(got 'moments'\)$"),
         (lambda: cal.epsilon_dp_rsgd(1.0, 1e-5, 1, 1.0, 10, 10, accountant="moments"), "accountant must be one of"),
         (lambda: cal.calibrate_sigma(3.0, 1.0), r"^calibrate_sigma: eps_of_sigma must be callable \(got 3\.0\)$"),
         (lambda: cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0), r"^calibrate_sigma: factor must be > 1 \(got 1\)$"),
