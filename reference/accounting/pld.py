@@ -851,6 +851,11 @@ def connect_the_dots(curve: PrivacyCurve, h: float, tail: float = TAIL_MASS, opt
         raise _GridTooLarge(max(nf, nr))
     vf = np.asarray(curve.fwd(np.arange(nf + 1) * h), dtype=np.float64)
     vr = vf if curve.symmetric else np.asarray(curve.rev(np.arange(nr + 1) * h), dtype=np.float64)
+    for side, v in (("fwd", vf), ("rev", vr)):
+        bad = np.flatnonzero(~np.isfinite(v))
+        if bad.size:  # a NaN at eps = 0 was silently replaced by the other side's value below
+            raise ValueError(f"connect_the_dots: the curve's {side} returned {float(v[bad[0]])!r} at eps = {bad[0] * h:.6g} "
+                             "(a privacy curve delta(eps) takes values in [0, 1])")
     # the curve values carry ~1e-14 relative error (log_ndtr, expm1); moving them by 1e-12 relative
     # keeps the hull on the right side of the exact curve, and the masses reproduce the hull to ~4u
     # relative (the slopes telescope)

@@ -799,3 +799,15 @@ def test_discrete_pld_refuses_non_finite_input(kw, match):
     assert pld.DiscretePLD(**base).delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.1), rel=1e-15)
     with pytest.raises(ValueError, match=match):
         pld.DiscretePLD(**dict(base, **kw))
+
+
+@pytest.mark.parametrize("side", ["fwd", "rev"])
+def test_connect_the_dots_refuses_a_curve_that_returns_nan(side):
+    """A NaN of the reverse curve at eps = 0 vanished (min(vf[0], vr[0]) took the forward value) and
+    the pair was built as if the curve were fine. Both sides are now checked where they are sampled,
+    naming the side and the first eps with a non-finite value."""
+    G = lambda e: np.asarray(pld.gaussian_delta(e, 1.0))  # noqa: E731
+    broken = lambda e: np.where(np.asarray(e, dtype=float) == 0.0, math.nan, G(e))  # noqa: E731
+    c = pld.PrivacyCurve(broken if side == "fwd" else G, broken if side == "rev" else G, exact=False)
+    with pytest.raises(ValueError, match=rf"^connect_the_dots: the curve's {side} returned nan at eps = 0 "):
+        pld.connect_the_dots(c, 1e-2)

@@ -591,3 +591,18 @@ def test_exact_blackbox_epsilon_is_0_down_to_the_total_variation(factor):
     else:
         want = math.log(math.exp(eps) - dp * (1 + math.exp(eps)) / rho)
         assert want * (1 - 1e-9) <= got <= want + 1e-10 + 1e-15
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+def test_one_agent_one_round_is_the_local_event(accountant):
+    """N = s = T = 1 is a valid federation (one agent, always active, one round): rho = s / N = 1 makes
+    the activation the identity, so the run's eps is the local event's own; with the Gaussian
+    (z = 1.5) that is within the accountant's tolerance of the exact Gaussian eps (Balle and Wang
+    (2018), 50-digit bisection). The smallest counts must be accepted, not only refused below."""
+    from prirfed.reference.accounting.accountants import epsilon
+
+    local = Gaussian(1.5)
+    got = pa.prirfed_epsilon(local, 1, 1, 1, 1e-5, accountant=accountant)
+    assert got == pytest.approx(epsilon(local, 1e-5, accountant=accountant), rel=1e-12)
+    exact = float(mpx.gaussian_exact_epsilon(1e-5, 1 / 1.5))
+    assert exact <= got <= exact * (1.1 if accountant == "rdp" else 1.01)  # RDP is 8.4% above here, PLD within 1%
