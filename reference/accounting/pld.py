@@ -49,7 +49,6 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -462,8 +461,9 @@ class DiscretePLD:
 
     def __post_init__(self):
         # a NaN mass made delta() return 0 (Python's max(0.0, nan) is 0.0): refuse non-finite input
-        if not (isinstance(self.h, numbers.Real) and not isinstance(self.h, bool) and 0.0 < float(self.h) < math.inf):
-            raise ValueError(f"DiscretePLD: h must be finite and > 0 (got h = {self.h!r})")
+        self.h = check_positive("DiscretePLD", "h", self.h)
+        for name in ("inf", "slack", "tails"):
+            setattr(self, name, check_real("DiscretePLD", name, getattr(self, name)))
         m = np.asarray(self.masses, dtype=np.float64)
         if m.ndim != 1:
             raise ValueError(f"DiscretePLD: masses must be one-dimensional (got shape {m.shape})")
@@ -471,11 +471,7 @@ class DiscretePLD:
         if bad.size:
             raise ValueError(f"DiscretePLD: masses must be finite (got {float(m[bad[0]])!r} at index {int(bad[0])}, "
                              f"{bad.size} non-finite in all)")
-        for name in ("inf", "slack", "tails"):
-            v = getattr(self, name)
-            if not math.isfinite(v):
-                raise ValueError(f"DiscretePLD: {name} must be finite (got {name} = {v!r})")
-        object.__setattr__(self, "masses", m)
+        self.masses = m
 
     # ---------------------------------------------------------------- queries
     @property

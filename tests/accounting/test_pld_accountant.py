@@ -786,8 +786,9 @@ def test_a_pld_without_a_positive_loss_has_delta_0():
         (dict(masses=[[0.5], [0.5]]), r"^DiscretePLD: masses must be one-dimensional \(got shape \(2, 1\)\)$"),
         (dict(inf=math.nan), r"^DiscretePLD: inf must be finite \(got inf = nan\)$"),
         (dict(slack=math.inf), r"^DiscretePLD: slack must be finite \(got slack = inf\)$"),
-        (dict(h=0.0), r"^DiscretePLD: h must be finite and > 0 \(got h = 0\.0\)$"),
-        (dict(h=math.nan), r"^DiscretePLD: h must be finite and > 0 \(got h = nan\)$"),
+        (dict(h=0.0), r"^DiscretePLD: h must be finite and > 0 \(got h = 0\)$"),
+        (dict(h=math.nan), r"^DiscretePLD: h must be finite \(got h = nan\)$"),
+        (dict(tails="0.1"), r"^DiscretePLD: tails must be a real number \(got '0\.1'\)$"),
     ],
 )
 def test_discrete_pld_refuses_non_finite_input(kw, match):
