@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.linalg
 
 from ..manifolds import Sphere
 from .base import FederatedProblem, agent_arrays, agent_weights, public
@@ -165,17 +166,42 @@ class SpherePCA(FederatedProblem):
         took the first column of an unsorted ``np.linalg.eig``). The sign is fixed so that the
         entry of largest magnitude is positive. Raises ``ValueError`` when lambda_1 = lambda_2
         to within rounding (the minimiser is then not unique up to sign).
+
+        Only the top two eigenpairs are needed, and A = W^T W where W stacks the samples z_ij as rows
+        scaled by sqrt(p_i c_i / N_i) (all positive). With n samples in all:
+
+        - n >= d + 1: the top two eigenpairs of A, asked of ``scipy.linalg.eigh`` by index (no
+          other eigenvector is computed);
+        - n < d + 1: those of the n x n Gram matrix G = W W^T. If G u = lambda u with ||u|| = 1 and
+          lambda > 0, then A (W^T u) = lambda (W^T u) and ||W^T u||^2 = lambda; A's other
+          eigenvalues are 0, so lambda_2 is G's second eigenvalue (0 when n = 1). This costs
+          O(n^2 (d + 1)) instead of the O((d + 1)^3) of A's eigendecomposition (4.5 s -> 0.1 s at
+          d + 1 = 3000, n = 1000: ``benchmarks/bench_fast.py --only optimum``).
         """
-        lam, U = np.linalg.eigh(self.A)
-        order = np.argsort(lam)[::-1]
-        lam, U = lam[order], U[:, order]
-        scale = max(abs(lam[0]), 1e-300)
-        if lam[0] - lam[1] <= 1e-12 * scale:
+        n, D1 = sum(self.N_i), self.d + 1
+        if n < D1:
+            W = np.vstack([math.sqrt(self.p[i] * self.c[i] / self.N_i[i]) * self.Z[i] for i in range(self.N)])
+            lam, U = scipy.linalg.eigh(W @ W.T)
+            order = np.argsort(lam)[::-1]
+            lam1 = float(lam[order[0]])
+            lam2 = max(float(lam[order[1]]), 0.0) if n >= 2 else 0.0
+            u = U[:, order[0]]
+        else:
+            lam, U = scipy.linalg.eigh(self.A, subset_by_index=[D1 - 2, D1 - 1])
+            order = np.argsort(lam)[::-1]
+            lam1, lam2 = float(lam[order[0]]), float(lam[order[1]])
+            u = U[:, order[0]]
+        scale = max(abs(lam1), 1e-300)
+        if lam1 - lam2 <= 1e-12 * scale:
             raise ValueError(
-                f"SpherePCA.optimum: the top eigenvalue is not simple (lambda_1 - lambda_2 = {lam[0] - lam[1]:.3e}, "
+                f"SpherePCA.optimum: the top eigenvalue is not simple (lambda_1 - lambda_2 = {lam1 - lam2:.3e}, "
                 f"tolerance {1e-12 * scale:.3e}): the minimiser is not unique"
             )
-        x = U[:, 0]
+        if n < D1:
+            x = W.T @ u
+            x = x / np.linalg.norm(x)
+        else:
+            x = u
         k = int(np.argmax(np.abs(x)))
         return x if x[k] > 0 else -x
 

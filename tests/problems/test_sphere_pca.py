@@ -164,6 +164,71 @@ def test_optimum_agrees_with_mpmath_eigensolver_at_50_digits():
     assert math.isclose(P.f(x), -lam, rel_tol=1e-13)
 
 
+@given(seed=seeds)
+def test_optimum_from_fewer_samples_than_coordinates_is_the_top_eigenvector_of_A(seed):
+    """n < d + 1 takes the Gram route (the n x n matrix W W^T): its x* must be the top eigenvector of
+    A = sum_i p_i (c_i / N_i) Z_i^T Z_i from the full ``numpy.linalg.eigh`` of A itself (a different
+    matrix, a different solver), f(x*) = -lambda_1, and grad f(x*) = 0. Random agents, sizes from 1 to d,
+    both papers' scalings; draws whose relative gap is under 1e-3 are redrawn (x* is then
+    ill-conditioned and the comparison would measure conditioning, not the route)."""
+    rng = np.random.default_rng(seed)
+    while True:
+        D1 = int(rng.integers(3, 12))
+        n_agents = int(rng.integers(1, min(4, D1)))
+        sizes = rng.multinomial(int(rng.integers(n_agents, D1)) - n_agents, [1 / n_agents] * n_agents) + 1
+        Z = [rng.standard_normal((int(k), D1)) * rng.uniform(0.2, 3.0) for k in sizes]
+        paper = "002" if rng.random() < 0.5 else "000"
+        P = SpherePCA(Z, paper=paper)
+        lam, V = np.linalg.eigh(P.A)
+        if lam[-1] - lam[-2] > 1e-3 * lam[-1]:
+            break
+    assert sum(P.N_i) < D1
+    x = P.optimum()
+    assert min(np.linalg.norm(x - V[:, -1]), np.linalg.norm(x + V[:, -1])) <= 1e-9
+    assert math.isclose(np.linalg.norm(x), 1.0, rel_tol=1e-14)
+    assert math.isclose(P.f(x), -lam[-1], rel_tol=1e-11)
+    assert P.rgrad_norm(x) <= 1e-9 * lam[-1]
+    k = int(np.argmax(np.abs(x)))
+    assert x[k] > 0
+
+
+def test_optimum_with_fewer_samples_than_coordinates_never_forms_A(monkeypatch):
+    """The Gram route's promise (O(n^2 (d + 1)), not O((d + 1)^3)): with n < d + 1 the d x d matrix A is
+    never built. One sample: A = c p z z^T / 1 has lambda_2 = 0, so x* = z / ||z|| (sign fixed)."""
+    z = np.array([0.5, -3.0, 1.0, 2.0])
+    P = SpherePCA([z[None, :]])
+
+    def no_A(self):
+        raise AssertionError("A was formed")
+
+    monkeypatch.setattr(SpherePCA, "A", property(no_A))
+    x = P.optimum()
+    np.testing.assert_allclose(x, -z / np.linalg.norm(z), rtol=1e-15)
+
+
+@pytest.mark.parametrize("sizes,D1", [((4, 7), 5), ((2, 3), 8), ((1,), 6)])
+def test_optimum_agrees_with_mpmath_eigensolver_on_both_routes(sizes, D1):
+    """mpmath.eigsy at 50 digits on A itself, for n >= d + 1 (A's top two eigenpairs) and n < d + 1
+    (the Gram route), with paper 002's scale c_i = N_i / 2 so that the weights enter W."""
+    rng = np.random.default_rng(11)
+    Z = [rng.standard_normal((n, D1)) for n in sizes]
+    P = SpherePCA(Z, paper="002")
+    with mpmath.workdps(50):
+        A = mpmath.matrix(D1, D1)
+        for i, z in enumerate(Z):
+            w = mpmath.mpf(P.p[i]) * mpmath.mpf(P.c[i]) / len(z)
+            for r in range(D1):
+                for c in range(D1):
+                    A[r, c] += w * mpmath.fsum(mpmath.mpf(z[j, r]) * mpmath.mpf(z[j, c]) for j in range(len(z)))
+        E, Q = mpmath.eigsy(A)
+        k = max(range(D1), key=lambda t: E[t])
+        q = np.array([float(Q[r, k]) for r in range(D1)])
+        lam = float(E[k])
+    x = P.optimum()
+    assert min(np.linalg.norm(x - q), np.linalg.norm(x + q)) <= 1e-12
+    assert math.isclose(P.f(x), -lam, rel_tol=1e-13)
+
+
 def test_lead15_unsorted_eig_first_column_is_not_the_optimum():
     """ERRATA lead 15: np.linalg.eig does not sort; its first eigenvector can be far from x*.
     Here A has eigenvalues (0.1, 0.5, 2.0) on the axes; eig of the diagonal returns e_1 first
@@ -178,8 +243,11 @@ def test_lead15_unsorted_eig_first_column_is_not_the_optimum():
     assert P.angle_to_optimum(first) > 1.0
 
 
-def test_optimum_refuses_a_double_top_eigenvalue():
-    Z = [np.eye(3)]
+@pytest.mark.parametrize("Z", [[np.eye(3)], [np.eye(5)[:2]], [np.zeros((1, 4))], [np.zeros((6, 4))]],
+                         ids=["A-route", "Gram-route", "Gram-route-zero-data", "A-route-zero-data"])
+def test_optimum_refuses_a_double_top_eigenvalue(Z):
+    """A = I / 3 (n = d + 1); A = diag(1/2, 1/2, 0, 0, 0) from two samples of five coordinates (the Gram
+    route); all-zero data (lambda_1 = lambda_2 = 0) on both routes."""
     with pytest.raises(ValueError, match="SpherePCA.optimum: the top eigenvalue is not simple"):
         SpherePCA(Z).optimum()
 
