@@ -455,8 +455,11 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
                 side = 1
     while hi / lo - 1 > rtol:  # bisection fallback (only if the evaluation budget ran out above)
         mid = math.sqrt(lo) * math.sqrt(hi)  # not sqrt(lo * hi): that underflows below sigma ~ 1e-154
-        if not lo < mid < hi:  # adjacent floats: the bracket cannot be narrowed further
-            break
+        if not lo < mid < hi:
+            # the midpoint rounded onto an end: a few floats apart, try the one just above lo
+            mid = math.nextafter(lo, math.inf)
+            if not mid < hi:  # adjacent floats: the bracket cannot be narrowed further
+                break
         e_mid = f(mid)
         if e_mid <= eps:
             hi, e_hi = mid, e_mid

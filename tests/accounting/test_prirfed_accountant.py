@@ -447,6 +447,21 @@ def test_calibrate_sigma_accepts_a_factor_just_above_one():
     assert c.sigma == 1.0 and c.eps_at_sigma == 1.0 and c.bracket[0] < 1.0
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_calibrate_sigma_below_float_resolution_ends_on_adjacent_floats_at_any_scale(seed):
+    """The same promise at 10 seeded scales C in [0.5, 2] and 10 in [1e-300, 1e-290] per seed (eps =
+    C / sigma, target 0.7): the search stops on two adjacent floats with eps(hi) <= 0.7 < eps(lo),
+    evaluated as the caller's function evaluates them. The bisection's midpoint sqrt(lo) sqrt(hi) of
+    two floats a few apart can round onto either end: the search stopped two or more floats apart at
+    25 of these 80 targets, and it must not evaluate hi again when the midpoint rounds to hi."""
+    rng = np.random.default_rng(seed)
+    for C in [float(rng.uniform(0.5, 2.0)) for _ in range(10)] + [float(10 ** rng.uniform(-300, -290)) for _ in range(10)]:
+        c = cal.calibrate_sigma(lambda s, C=C: C / s, 0.7, sigma0=C, rtol=1e-300)
+        lo, hi = c.bracket
+        assert c.sigma == hi and np.nextafter(lo, math.inf) == hi, C
+        assert C / hi <= 0.7 < C / lo, C
+
+
 def test_calibrate_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats():
     """eps(sigma) = 1 / sigma, target 0.7: sigma* = 10/7 exactly (closed form). No float bracket can
     be 1e-300 wide, so the search must stop when lo and hi are adjacent floats, with hi on the safe
