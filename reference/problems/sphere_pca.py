@@ -140,8 +140,15 @@ class SpherePCA(FederatedProblem):
 
     @property
     def A(self) -> np.ndarray:
-        """A = sum_i p_i (c_i / N_i) Z_i^T Z_i, so that f(x) = -x^T A x."""
-        return sum(self.p[i] * self.covariance_i(i) for i in range(self.N))
+        """A = sum_i p_i (c_i / N_i) Z_i^T Z_i, so that f(x) = -x^T A x.
+
+        Computed on first use and kept (like :attr:`x_star`; the data do not change after
+        construction), read-only: the optimum and the verified trainers' history share it."""
+        if getattr(self, "_A", None) is None:
+            A = sum(self.p[i] * self.covariance_i(i) for i in range(self.N))
+            A.setflags(write=False)
+            self._A = A
+        return self._A
 
     def _f_i(self, x, i):
         return -self.c[i] * float(np.mean((self.Z[i] @ x) ** 2))

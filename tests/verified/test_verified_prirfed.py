@@ -230,3 +230,34 @@ def test_overflowing_steps_raise_instead_of_returning_nan():
     P = SpherePCA([np.array([[1.0, 1.0]])])
     with pytest.raises(ValueError, match=r"Sphere\.exp: \|\|v\|\| is not below 2\^52"):
         prirfed(P, np.array([1.0, 0.0]) / 1.0, 1, 1, 1e308, np.random.default_rng(0), sigma=1e5)
+
+
+@pytest.mark.parametrize("sizes,D", [((2, 1), 6), ((3, 3), 6), ((40, 25), 6), ((1,), 2), ((2,), 2)],
+                         ids=["n<D", "n=D", "n>D", "n<D-single", "n>D-single"])
+def test_sphere_history_from_the_data_or_the_covariance_equals_the_reference(sizes, D):
+    """The sphere's history reads all n samples, or the D x D covariance A once there are more samples
+    than coordinates (n > D). Either way every record equals the reference problem's f, ||grad f|| and
+    angle to x* (computed by its own per-sample methods) to 1e-12, at random points and along a run;
+    A is passed to the loops exactly when n > D."""
+    from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
+    from prirfed.verified.trainers.arrays import history_optimum, problem_arrays
+    from prirfed.verified.trainers.geometry_sphere import record
+
+    rng = np.random.default_rng(7)
+    Z = [rng.standard_normal((k, D)) * rng.uniform(0.5, 2.0) for k in sizes]
+    ref, ver = RefSpherePCA(Z, "002"), SpherePCA(Z, "002")
+    arr = problem_arrays("test", ver)
+    assert arr.A.shape == ((1, D, D) if sum(sizes) > D else (0, 0, 0))
+    xstar = history_optimum(ver)
+    for _ in range(5):
+        x = Sphere(D - 1).random_point(rng)
+        f, gn, err = record(arr.dims, x, arr.Z, arr.C, arr.offsets, arr.sizes, arr.A, arr.ps, xstar)
+        scale = float(np.linalg.norm(ref.A, 2))
+        assert math.isclose(f, ref.f(x), rel_tol=1e-12, abs_tol=1e-14 * scale)
+        assert math.isclose(gn, ref.rgrad_norm(x), rel_tol=1e-12, abs_tol=1e-14 * scale)
+        assert math.isclose(err, ref.angle_to_optimum(x), rel_tol=1e-12, abs_tol=1e-14)
+    x0 = Sphere(D - 1).random_point(rng)
+    a = ref_prirfed(ref, x0, 4, 1, 0.05, np.random.default_rng(3), sigma=0.1, tau=1.0, record_every=1)
+    b = prirfed(ver, x0, 4, 1, 0.05, np.random.default_rng(3), sigma=0.1, tau=1.0, record_every=1)
+    for name in ("f", "grad_norm", "dist_to_opt"):
+        np.testing.assert_allclose(getattr(b.history, name), getattr(a.history, name), rtol=1e-12, atol=1e-14 * scale)

@@ -53,7 +53,8 @@ class FusedArrays(NamedTuple):
     storage); ``C`` (sum N_i,): the scale of each sample's gradient (sphere PCA c_i, SPD Frechet
     mean c, HSP alpha_ij(w), Stiefel kPCA c_i); ``offsets`` (N,): the first row of each agent;
     ``sizes`` (N,): N_i; ``A`` (N, d, d): the agents' A_i = Z_i^T Z_i on Stiefel kPCA (only if
-    asked), empty otherwise; ``ps`` (N,): the weights p_i.
+    asked); (1, D, D): sphere PCA's covariance A = sum_i p_i (c_i / N_i) Z_i^T Z_i when there are more
+    samples than coordinates (read by the history only); empty otherwise; ``ps`` (N,): the weights p_i.
 
     Helper, not a paper formula: the arrays of a problem, in the layout the loops read.
     """
@@ -143,6 +144,12 @@ def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays
     else:
         dims = LorentzDims(int(problem.d) + 1)
     A = NO_MATRICES
+    if kind == "sphere" and int(cache["sizes"].sum()) > D:
+        # more samples than coordinates: the history reads the (1, D, D) covariance A of f(x) = -x^T A x
+        # instead of all the data (the optimum forms the same A, kept on the problem)
+        if cache["A"] is None:
+            cache["A"] = np.ascontiguousarray(problem.A, dtype=np.float64).reshape(1, D, D).copy()
+        A = cache["A"]
     if matrices and kind == "stiefel":
         if cache["A"] is None:
             cache["A"] = np.ascontiguousarray(np.stack(problem.A_i), dtype=np.float64)

@@ -406,12 +406,18 @@ def agent_sums(x, Z, offsets, sizes, F, G):
 
 @njit(cache=True)
 def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
-    """(f(x), ||grad f(x)||, angle to x*) in one pass over the data (reference: History.record with
-    SpherePCA.f, .grad and .angle_to_optimum): per agent, sum_j a_j^2 and sum_j a_j z_j with
-    a_j = z_j^T x; f = sum_i p_i (-c_i / N_i) sum_j a_j^2; grad f = P_x(sum_i p_i (-2 c_i / N_i)
-    sum_j a_j z_j); the angle ``atan2(||x - (x^T x*) x*||, |x^T x*|)`` (NaN if x* is unknown: empty).
+    """(f(x), ||grad f(x)||, angle to x*) (reference: History.record with SpherePCA.f, .grad and
+    .angle_to_optimum), in one pass over the data or, when ``A`` holds the covariance (shape (1, D, D):
+    more samples than coordinates, :func:`prirfed.verified.trainers.arrays.problem_arrays`), from it:
 
-    The quantities Huang et al. (2024) plot in Section 6, in one pass over the data.
+    - data: per agent, sum_j a_j^2 and sum_j a_j z_j with a_j = z_j^T x; f = sum_i p_i (-c_i / N_i)
+      sum_j a_j^2; grad f = P_x(sum_i p_i (-2 c_i / N_i) sum_j a_j z_j);
+    - covariance: A = sum_i p_i (c_i / N_i) sum_j z_j z_j^T, so the same sums are f = -x^T A x and
+      grad f = P_x(-2 A x): D^2 reads instead of n D.
+
+    The angle is ``atan2(||x - (x^T x*) x*||, |x^T x*|)`` (NaN if x* is unknown: empty).
+
+    The quantities Huang et al. (2024) plot in Section 6.
 
     Parameters
     ----------
@@ -441,20 +447,26 @@ def record(dims, x, Z, C, offsets, sizes, A, ps, xstar):
     """
     D = x.shape[0]
     N = sizes.shape[0]
-    F = np.empty(N)
-    G = np.empty((N, D))
-    agent_sums(x, Z, offsets, sizes, F, G)
-    # the reduction over agents in agent order: the same floating-point sums for every thread count
     g = np.zeros(D)
     f = 0.0
-    for i in range(N):
-        off = offsets[i]
-        n = sizes[i]
-        c = C[off]
-        f += ps[i] * (-c * (F[i] / n))
-        w = ps[i] * (-2.0 * c / n)
+    if A.shape[0] == 1:
+        A0 = A[0]
         for k in range(D):
-            g[k] += w * G[i, k]
+            g[k] = -2.0 * dot_kernel(A0[k], x)
+        f = 0.5 * dot_kernel(x, g)
+    else:
+        F = np.empty(N)
+        G = np.empty((N, D))
+        agent_sums(x, Z, offsets, sizes, F, G)
+        # the reduction over agents in agent order: the same floating-point sums for every thread count
+        for i in range(N):
+            off = offsets[i]
+            n = sizes[i]
+            c = C[off]
+            f += ps[i] * (-c * (F[i] / n))
+            w = ps[i] * (-2.0 * c / n)
+            for k in range(D):
+                g[k] += w * G[i, k]
     b = dot_kernel(x, g)
     for k in range(D):
         g[k] = g[k] - b * x[k]
