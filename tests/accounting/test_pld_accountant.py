@@ -812,3 +812,17 @@ def test_connect_the_dots_refuses_a_curve_that_returns_nan(side):
     c = pld.PrivacyCurve(broken if side == "fwd" else G, broken if side == "rev" else G, exact=False)
     with pytest.raises(ValueError, match=rf"^connect_the_dots: the curve's {side} returned nan at eps = 0 "):
         pld.connect_the_dots(c, 1e-2)
+
+
+@pytest.mark.parametrize("optimistic", [False, True])
+def test_one_fold_composition_is_the_pld_itself(optimistic):
+    """Composing a PLD once is the PLD: no window, no FFT, no error term. Its masses, limit mass,
+    slack and delta at every eps are those of the PLD, bit for bit (an FFT round trip would add its
+    rounding bound to the slack or the limit mass)."""
+    c = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, 0.7))
+    p = pld.connect_the_dots(c, 1e-3, optimistic=optimistic).fwd
+    q = p.self_compose(1)
+    assert q.lo == p.lo and np.array_equal(q.masses, p.masses)
+    assert (q.inf, q.slack, q.tails) == (p.inf, p.slack, p.tails)
+    for e in (0.0, 0.1, 0.5, 1.0, 2.0):
+        assert q.delta(e) == p.delta(e)

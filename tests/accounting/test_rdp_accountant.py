@@ -978,3 +978,26 @@ def test_sampling_every_record_without_replacement_is_the_inner_mechanism(n):
     # an empty data set is refused for what it is, not as a sample larger than the data
     with pytest.raises(ValueError, match=r"^SampledWithoutReplacement: n must be >= 1 \(got n = 0, short by 1\)$"):
         SampledWithoutReplacement(0, 1, Gaussian(z))
+
+
+def test_lemma_3_takes_lambda_at_the_end_of_its_range():
+    """001 Lemma 3 holds for lambda <= (2 sigma^2 / 3) log(n / (b (lambda + 1)(1 + b^2 sigma^2 / (4 L0^2))))
+    (non-strict). With L0 = 1, b = 4, sigma = 0.5 and lambda = 1 the right side is log(n / 16) / 6, which
+    is 1 at n = 16 e^6 = 6454.86; the right side moves by about 2e-17 per float of n there, so among the
+    floats next to 16 e^6 some make it exactly 1.0 in float64 (the scan below evaluates it as written).
+    At such an n the lemma applies and gives 15 (lambda + 1) L0^2 / (n^2 sigma^2) = 120 / n^2, and a
+    lambda one float larger is refused."""
+    L0, b, sigma, lam = 1.0, 4, 0.5, 1.0
+
+    def end_of_range(n):
+        return 2 * sigma * sigma * math.log(n / (b * (lam + 1) * (1 + b * b * sigma * sigma / (4 * L0 * L0)))) / 3
+
+    n = 16 * math.exp(6)
+    for _ in range(200):
+        if end_of_range(n) == lam:
+            break
+        n = math.nextafter(n, math.inf) if end_of_range(n) < lam else math.nextafter(n, 0.0)
+    assert end_of_range(n) == lam
+    assert rdp.lemma_3_moments_bound(lam, L0, n, b, sigma) == pytest.approx(120 / n**2, rel=1e-15)
+    with pytest.raises(ValueError, match="needs lambda <="):
+        rdp.lemma_3_moments_bound(math.nextafter(lam, 2.0), L0, n, b, sigma)
