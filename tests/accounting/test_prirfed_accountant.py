@@ -462,6 +462,26 @@ def test_calibrate_sigma_below_float_resolution_ends_on_adjacent_floats_at_any_s
         assert C / hi <= 0.7 < C / lo, C
 
 
+@pytest.mark.parametrize("star", [0.37, 1.0, 12.5, 3e4])
+def test_calibrate_sigma_tries_the_lower_hint_first(star):
+    """``lower0`` is documented as "a hint for the lower end, tried first when eps(sigma0) <= eps": the
+    second evaluation must be at the hint itself (to rounding: it is formed as sigma0 / (sigma0 / hint)). With eps(sigma) = 0.7 sigma* / sigma (target 0.7,
+    sigma* known) and a hint 1e-7 below sigma* (inside rtol = 1e-6) the bracket [hint, sigma0] is then
+    log-linear, the secant lands on sigma*, and the search ends after three evaluations: sigma0, the
+    hint, sigma*."""
+    seen = []
+
+    def f(s):
+        seen.append(s)
+        return 0.7 * star / s
+
+    hint = star * (1 - 1e-7)
+    c = cal.calibrate_sigma(f, 0.7, sigma0=2 * star, lower0=hint)
+    assert seen[0] == 2 * star and seen[1] == pytest.approx(hint, rel=1e-15)
+    assert c.evaluations == len(seen) == 3
+    assert c.bracket[0] == seen[1] and 0.7 * star / c.sigma <= 0.7 and c.sigma / star - 1 <= 1e-6
+
+
 def test_calibrate_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats():
     """eps(sigma) = 1 / sigma, target 0.7: sigma* = 10/7 exactly (closed form). No float bracket can
     be 1e-300 wide, so the search must stop when lo and hi are adjacent floats, with hi on the safe

@@ -695,6 +695,10 @@ def test_poisson_sampled_refuses_an_inner_that_is_not_an_event():
 # ---------------------------------------------------------------- refusals at their boundaries
 @pytest.mark.parametrize("make,match", [
     (lambda: rdp.gaussian_rdp("abc", 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got 'abc'\)$"),
+    # None and booleans would pass through np.asarray (as NaN, 1.0 and 0.0) and be refused later for their
+    # value, under a message that hides what was passed
+    (lambda: rdp.gaussian_rdp(None, 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got None\)$"),
+    (lambda: rdp.gaussian_rdp(True, 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got True\)$"),
     (lambda: rdp.gaussian_rdp(["x"], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got \['x'\]\)$"),
     (lambda: rdp.gaussian_rdp([], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(0,\)\)$"),
     (lambda: rdp.gaussian_rdp([[2.0, 3.0]], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(1, 2\)\)$"),
