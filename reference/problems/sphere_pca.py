@@ -198,11 +198,11 @@ class SpherePCA(FederatedProblem):
             order = np.argsort(lam)[::-1]
             lam1, lam2 = float(lam[order[0]]), float(lam[order[1]])
             u = U[:, order[0]]
-        scale = max(abs(lam1), 1e-300)
-        if lam1 - lam2 <= 1e-12 * scale:
+        tol = 1e-12 * abs(lam1)  # relative at every scale; all-zero data (0 <= 0) is refused too
+        if lam1 - lam2 <= tol:
             raise ValueError(
                 f"SpherePCA.optimum: the top eigenvalue is not simple (lambda_1 - lambda_2 = {lam1 - lam2:.3e}, "
-                f"tolerance {1e-12 * scale:.3e}): the minimiser is not unique"
+                f"tolerance {tol:.3e}): the minimiser is not unique"
             )
         if n < D1:
             x = W.T @ u

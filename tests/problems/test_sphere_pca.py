@@ -204,6 +204,39 @@ def test_optimum_with_fewer_samples_than_coordinates_never_forms_A(monkeypatch):
     monkeypatch.setattr(SpherePCA, "A", property(no_A))
     x = P.optimum()
     np.testing.assert_allclose(x, -z / np.linalg.norm(z), rtol=1e-15)
+    # lambda_1 = ||z||^2 / 100 = 0.1425 < 1: still simple (lambda_2 = 0), whatever its size
+    np.testing.assert_allclose(SpherePCA([z[None, :] / 10]).optimum(), -z / np.linalg.norm(z), rtol=1e-15)
+
+
+@pytest.mark.parametrize("lam1", [1.0, 4.0, 0.25])
+@pytest.mark.parametrize("route", ["A", "Gram"])
+def test_optimum_refuses_exactly_the_gaps_up_to_1e_12_lambda_1(lam1, route):
+    """The documented threshold: refused when lambda_1 - lambda_2 <= 1e-12 lambda_1, accepted above. A
+    diagonal covariance built in (A = diag(lam), computed to about 1e-16 relative) with gaps of 1.5e-12
+    and 0.8e-12 lambda_1: the first is accepted (x* = e_1), the second refused. ``route="Gram"`` gives
+    the same A from two samples in four coordinates (n < d + 1)."""
+    for rel_gap, accepted in ((1.5e-12, True), (0.8e-12, False)):
+        lam = np.array([lam1, lam1 * (1 - rel_gap), 0.5 * lam1])
+        if route == "A":
+            Z = [np.diag(np.sqrt(3 * lam))]  # A = (1/3) Z^T Z = diag(lam)
+        else:
+            Z = [np.diag(np.sqrt(2 * lam[:2])) @ np.eye(2, 4)]  # A = diag(lam_1, lam_2, 0, 0)
+        P = SpherePCA(Z)
+        if accepted:
+            np.testing.assert_allclose(P.optimum(), np.eye(Z[0].shape[1])[0], atol=1e-15)
+        else:
+            with pytest.raises(ValueError, match="the top eigenvalue is not simple"):
+                P.optimum()
+
+
+def test_A_is_kept_and_read_only():
+    """A is computed once and shared (the optimum and the verified history read it), so a caller must not
+    be able to change it in place."""
+    P = SpherePCA([np.arange(6.0).reshape(2, 3)])
+    A = P.A
+    assert P.A is A
+    with pytest.raises(ValueError, match="read-only"):
+        A[0, 0] = 1.0
 
 
 @pytest.mark.parametrize("sizes,D1", [((4, 7), 5), ((2, 3), 8), ((1,), 6)])
