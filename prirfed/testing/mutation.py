@@ -424,6 +424,26 @@ class _MutantFinder:
         return importlib.util.spec_from_file_location(fullname, self.file, submodule_search_locations=locs)
 
 
+class _RootFinder:
+    """Meta-path finder: ``prirfed``, ``prirfed.reference`` and ``prirfed.verified`` from the repository
+    under test (``root``), so that every module a mutant's tests import is that checkout's. Without it
+    a run in a clone imported the unmutated modules from wherever the environment's editable install
+    points (``package-dir`` maps the two subpackages to ``reference/`` and ``verified/`` of the
+    installed checkout): edits there leaked into the clone's results. Their submodules then load
+    through the packages' ``__path__``."""
+
+    def __init__(self, root: Path):
+        self.dirs = {"prirfed": root / "prirfed", "prirfed.reference": root / "reference", "prirfed.verified": root / "verified"}
+
+    def find_spec(self, fullname, path=None, target=None):
+        d = self.dirs.get(fullname)
+        if d is None:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_file_location(fullname, str(d / "__init__.py"), submodule_search_locations=[str(d)])
+
+
 _CODE = {"passed": 0, "killed": 1, "no-tests": 5, "not-imported": 7}
 
 
@@ -439,6 +459,9 @@ def _child(root: Path, mutant: Mutant | None, tests: list[str], workdir: Path, f
         os.environ.setdefault("HYPOTHESIS_PROFILE", "prirfed-ci")
         if fresh_numba:
             os.environ["NUMBA_CACHE_DIR"] = str(workdir / "numba_cache")
+        # the checkout under test, not the installed one (the parent has imported only prirfed and
+        # prirfed.testing, lazy packages without the modules under test)
+        sys.meta_path.insert(0, _RootFinder(Path(root).resolve()))
         if mutant is not None:
             file = workdir / "src" / mutant.path
             file.parent.mkdir(parents=True, exist_ok=True)

@@ -240,3 +240,23 @@ def test_a_missing_file_is_a_one_line_refusal(option, tmp_path, capsys):
         M.main([option, str(tmp_path / "none.toml"), "--list"])
     assert exc.value.code == 2
     assert f"{option}: no such file" in capsys.readouterr().err
+
+
+def test_the_tests_of_a_mutant_import_the_checkout_under_test(tmp_path):
+    """A run in a clone must test the clone: the child's finder maps prirfed, prirfed.reference and
+    prirfed.verified to the root's own folders, before the environment's editable install (which maps
+    the two subpackages to the installed checkout's reference/ and verified/). Checked in a fresh
+    interpreter on a stand-in checkout whose three packages say where they are."""
+    for pkg in ("prirfed", "reference", "verified"):
+        (tmp_path / pkg).mkdir()
+        (tmp_path / pkg / "__init__.py").write_text(f"WHERE = 'stand-in {pkg}'\n")
+    (tmp_path / "reference" / "checks.py").write_text("WHERE = 'stand-in checks'\n")
+    script = ("import sys; from pathlib import Path; from prirfed.testing import mutation as M\n"
+              f"sys.meta_path.insert(0, M._RootFinder(Path({str(tmp_path)!r})))\n"
+              "for k in [k for k in sys.modules if k == 'prirfed']: del sys.modules[k]\n"
+              "import prirfed, prirfed.reference, prirfed.verified, prirfed.reference.checks as c\n"
+              "print(prirfed.WHERE, '|', prirfed.reference.WHERE, '|', prirfed.verified.WHERE, '|', c.WHERE, '|', c.__file__)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    got = [s.strip() for s in out.stdout.split("|")]
+    assert got[:4] == ["stand-in prirfed", "stand-in reference", "stand-in verified", "stand-in checks"], out.stderr
+    assert got[4] == str(tmp_path / "reference" / "checks.py")
