@@ -826,3 +826,37 @@ def test_one_fold_composition_is_the_pld_itself(optimistic):
     assert (q.inf, q.slack, q.tails) == (p.inf, p.slack, p.tails)
     for e in (0.0, 0.1, 0.5, 1.0, 2.0):
         assert q.delta(e) == p.delta(e)
+
+
+def test_error_bound_by_hand_with_its_documented_default_eta():
+    """error_bound(delta) = (n h^2 / 8 + h sqrt(n log(1 / eta) / 2), eta + tails + 2 slack) with the
+    documented default eta = delta / 100. By hand at h = 0.01, n_round = 50, delta = 1e-5 (eta = 1e-7),
+    tails = 1e-12, slack = 3e-13: s = 50e-4 / 8 + 0.01 sqrt(25 log(1e7)) = 0.000625 + 0.01 * 5 *
+    sqrt(16.1181...) = 0.20136...; eta' = 1e-7 + 1e-12 + 6e-13."""
+    p = pld.DiscretePLD(0.01, 0, np.array([1.0]), tails=1e-12, slack=3e-13, n_round=50)
+    s, eta = p.error_bound(1e-5)
+    assert s == pytest.approx(0.000625 + 0.05 * math.sqrt(7 * math.log(10)), rel=1e-14)
+    assert eta == pytest.approx(1e-7 + 1.6e-12, rel=1e-14)
+    assert p.error_bound(1e-5, 1e-5 / 100) == (s, eta)
+
+
+@pytest.mark.parametrize("n,k", [(64, 3), (63, 3), (50, None), (51, None)])
+def test_fft_error_bound_sums_its_formula_over_the_full_spectrum(n, k):
+    """fft_error_bound reads half the spectrum (rfft) and weighs each frequency by how often it occurs
+    in the full one: 1 for the zero frequency, 1 for n/2 when n is even, 2 for the others. Recomputed
+    here over all n frequencies of the full complex FFT with the docstring's per-frequency terms (power:
+    k e (|X| + e)^(k-1) + 2 k u |X|^k; product: e_a (|B| + e_b) + e_b |A| + u |A B|; plus c u log2(n) |Y|)."""
+    rng = np.random.default_rng(n)
+    u = 2.0**-53
+    c = 8.0 * u * math.log2(n)
+    x, y = rng.random(n // 2), rng.random(n // 3)
+    X, Y = np.abs(np.fft.fft(x, n)), np.abs(np.fft.fft(y, n))
+    if k is not None:
+        e = c * x.sum()
+        want = np.sum(k * e * (X + e) ** (k - 1) + 2 * k * u * X**k + c * X**k)
+        got = pld.fft_error_bound([np.abs(np.fft.rfft(x, n))], [x.sum()], n, power=k)
+    else:
+        ea, eb = c * x.sum(), c * y.sum()
+        want = np.sum(ea * (Y + eb) + eb * X + u * X * Y + c * X * Y)
+        got = pld.fft_error_bound([np.abs(np.fft.rfft(x, n)), np.abs(np.fft.rfft(y, n))], [x.sum(), y.sum()], n, power=None)
+    assert got == pytest.approx(want, rel=1e-12)
