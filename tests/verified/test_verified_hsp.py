@@ -108,3 +108,29 @@ def test_fused_trainers_on_hsp_equal_reference(seed):
     a = ref_rfedsvrg(P_ref, x0, 3, N, 0.2, 2, r_ref, option=2, keep_iterates=True)
     b = rfedsvrg(P_ver, x0, 3, N, 0.2, 2, r_ver, option=2, keep_iterates=True)
     assert_same(a, b, r_ref, r_ver, scale)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fused_trainers_on_hsp_with_every_gradient_clipped_equal_reference(seed):
+    """The same twins with thresholds far below every per-sample gradient norm at x0 (checked), so that
+    the Lorentz loop's clipping acts on every sample: PriRFed with DP-RSGD (tau) and DP-RSVRG (tau0,
+    tau1), and DP-RGD. With the thresholds of the test above no HSP gradient reached them, and a fused
+    Lorentz step that skipped clipping altogether passed every twin test."""
+    P_ref, P_ver, x0 = make_problems(seed, wide=True)
+    scale = max(1.0, float(np.max(np.abs(x0))), *(float(np.max(np.abs(y))) for y in P_ref.Y))
+    M = P_ref.manifold
+    norms = [M.norm(x0, P_ref.rgrad_ij(x0, i, j)) for i in range(P_ref.N) for j in range(P_ref.sizes[i])]
+    tau = 0.01 * min(norms)
+    assert tau > 0
+    N = P_ref.N
+    for kw in (dict(local="dp_rsgd", K=2, sigma=0.1 * tau, tau=tau),
+               dict(local="dp_rsvrg", K=1, m=2, sigma=0.1 * tau, tau0=tau, tau1=tau)):
+        r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
+        a = ref_prirfed(P_ref, x0, 3, N, 0.2, r_ref, keep_iterates=True, **kw)
+        b = prirfed(P_ver, x0, 3, N, 0.2, r_ver, keep_iterates=True, **kw)
+        assert_same(a, b, r_ref, r_ver, scale)
+    r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
+    n = sum(P_ref.sizes)
+    a = ref_dp_rgd(P_ref, x0, 0.2, 3, max(1, n - 1), 0.1 * tau, r_ref, output=3, tau=tau, keep_iterates=True)
+    b = dp_rgd(P_ver, x0, 0.2, 3, max(1, n - 1), 0.1 * tau, r_ver, output=3, tau=tau, keep_iterates=True)
+    assert_same(a, b, r_ref, r_ver, scale)
