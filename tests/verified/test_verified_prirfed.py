@@ -261,3 +261,25 @@ def test_sphere_history_from_the_data_or_the_covariance_equals_the_reference(siz
     b = prirfed(ver, x0, 4, 1, 0.05, np.random.default_rng(3), sigma=0.1, tau=1.0, record_every=1)
     for name in ("f", "grad_norm", "dist_to_opt"):
         np.testing.assert_allclose(getattr(b.history, name), getattr(a.history, name), rtol=1e-12, atol=1e-14 * scale)
+
+
+def test_a_long_sample_nearly_parallel_to_x_is_clipped_from_its_exact_norm():
+    """||grad||^2 = s^2 (z^T z - a^2) cancels when z is nearly parallel to x; the fused loop then
+    recomputes the norm from z - a x. Here z = 100 x0 + 1e-3 u (u a unit vector orthogonal to x0):
+    z^T z - a^2 = 1e-6 is left after cancelling 1e4, so its float value is off by about 1e-6 relative.
+    The clipped step (tau = 0.01 against a gradient norm of 0.2) must match the reference, which
+    computes the norm of the projected gradient itself, to 1e-9 relative."""
+    from prirfed.reference.problems.sphere_pca import SpherePCA as RefSpherePCA
+
+    D = 6
+    rng = np.random.default_rng(5)
+    x0 = Sphere(D - 1).random_point(rng)
+    u = rng.standard_normal(D)
+    u -= (u @ x0) * x0
+    u /= np.linalg.norm(u)
+    Z = [(100.0 * x0 + 1e-3 * u)[None, :]]
+    kw = dict(sigma=0.0, tau=0.01, record_every=1)
+    a = ref_prirfed(RefSpherePCA(Z), x0, 1, 1, 0.05, np.random.default_rng(1), **kw)
+    b = prirfed(SpherePCA(Z), x0, 1, 1, 0.05, np.random.default_rng(1), **kw)
+    np.testing.assert_allclose(b.x - x0, a.x - x0, rtol=1e-9, atol=0)
+    assert 1e-4 < np.linalg.norm(a.x - x0) < 1e-3  # a clipped step: alpha tau = 5e-4
