@@ -84,18 +84,23 @@ def assert_same(a, b, r_ref, r_ver, scale):
         assert_same_generator(r_ref, r_ver)
 
 
+def prirfed_twins(P_ref, P_ver, x0, seed, scale, settings):
+    """Reference and verified PriRFed (3 rounds, every agent, alpha = 0.2) agree for each settings dict."""
+    for kw in settings:
+        r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
+        a = ref_prirfed(P_ref, x0, 3, P_ref.N, 0.2, r_ref, keep_iterates=True, **kw)
+        b = prirfed(P_ver, x0, 3, P_ver.N, 0.2, r_ver, keep_iterates=True, **kw)
+        assert_same(a, b, r_ref, r_ver, scale)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_fused_trainers_on_hsp_equal_reference(seed):
     """PriRFed (DP-RSGD and DP-RSVRG, clipped, noisy), DP-RGD (output 3), RGD and RFedSVRG on HSP."""
     P_ref, P_ver, x0 = make_problems(seed, wide=True)
     scale = max(1.0, float(np.max(np.abs(x0))), *(float(np.max(np.abs(y))) for y in P_ref.Y))
     N = P_ref.N
-    for kw in (dict(local="dp_rsgd", K=2, sigma=0.1, tau=0.5, option=2),
-               dict(local="dp_rsvrg", K=1, m=2, sigma=0.05, tau0=1.0, tau1=0.5)):
-        r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
-        a = ref_prirfed(P_ref, x0, 3, N, 0.2, r_ref, keep_iterates=True, **kw)
-        b = prirfed(P_ver, x0, 3, N, 0.2, r_ver, keep_iterates=True, **kw)
-        assert_same(a, b, r_ref, r_ver, scale)
+    prirfed_twins(P_ref, P_ver, x0, seed, scale, (dict(local="dp_rsgd", K=2, sigma=0.1, tau=0.5, option=2),
+                                                   dict(local="dp_rsvrg", K=1, m=2, sigma=0.05, tau0=1.0, tau1=0.5)))
     r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
     n = sum(P_ref.sizes)
     a = ref_dp_rgd(P_ref, x0, 0.2, 3, max(1, n - 1), 0.1, r_ref, output=3, tau=1.0, keep_iterates=True)
@@ -122,13 +127,8 @@ def test_fused_trainers_on_hsp_with_every_gradient_clipped_equal_reference(seed)
     norms = [M.norm(x0, P_ref.rgrad_ij(x0, i, j)) for i in range(P_ref.N) for j in range(P_ref.sizes[i])]
     tau = 0.01 * min(norms)
     assert tau > 0
-    N = P_ref.N
-    for kw in (dict(local="dp_rsgd", K=2, sigma=0.1 * tau, tau=tau),
-               dict(local="dp_rsvrg", K=1, m=2, sigma=0.1 * tau, tau0=tau, tau1=tau)):
-        r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
-        a = ref_prirfed(P_ref, x0, 3, N, 0.2, r_ref, keep_iterates=True, **kw)
-        b = prirfed(P_ver, x0, 3, N, 0.2, r_ver, keep_iterates=True, **kw)
-        assert_same(a, b, r_ref, r_ver, scale)
+    prirfed_twins(P_ref, P_ver, x0, seed, scale, (dict(local="dp_rsgd", K=2, sigma=0.1 * tau, tau=tau),
+                                                   dict(local="dp_rsvrg", K=1, m=2, sigma=0.1 * tau, tau0=tau, tau1=tau)))
     r_ref, r_ver = np.random.default_rng(seed), np.random.default_rng(seed)
     n = sum(P_ref.sizes)
     a = ref_dp_rgd(P_ref, x0, 0.2, 3, max(1, n - 1), 0.1 * tau, r_ref, output=3, tau=tau, keep_iterates=True)
