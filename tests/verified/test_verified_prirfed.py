@@ -249,10 +249,10 @@ def test_sphere_history_from_the_data_or_the_covariance_equals_the_reference(siz
     arr = problem_arrays("test", ver)
     assert arr.A.shape == ((1, D, D) if sum(sizes) > D else (0, 0, 0))
     xstar = history_optimum(ver)
+    scale = float(np.linalg.norm(ref.A, 2))
     for _ in range(5):
         x = Sphere(D - 1).random_point(rng)
         f, gn, err = record(arr.dims, x, arr.Z, arr.C, arr.offsets, arr.sizes, arr.A, arr.ps, xstar)
-        scale = float(np.linalg.norm(ref.A, 2))
         assert math.isclose(f, ref.f(x), rel_tol=1e-12, abs_tol=1e-14 * scale)
         assert math.isclose(gn, ref.rgrad_norm(x), rel_tol=1e-12, abs_tol=1e-14 * scale)
         assert math.isclose(err, ref.angle_to_optimum(x), rel_tol=1e-12, abs_tol=1e-14)

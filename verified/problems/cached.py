@@ -2,8 +2,8 @@
 and the optimum computed once or in one batched pass (the experiments' problems).
 
 The trainers' ``History`` evaluates f(x^(t)) and ||grad f(x^(t))|| at every recorded round; the
-reference classes compute them as Python loops over agents and rebuild A (a property) on every
-access. These subclasses keep every formula of their reference class and only change how often and
+reference classes compute them as Python loops over agents (and StiefelKPCA rebuilds A, a property,
+on every access; SpherePCA keeps its A once built). These subclasses keep every formula of their reference class and only change how often and
 in what order it is evaluated; the per-sample gradients, weights, data and validation are the
 reference's, so every trainer (reference or verified) accepts them.
 

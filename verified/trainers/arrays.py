@@ -148,7 +148,7 @@ def problem_arrays(where, problem, maps="exp", *, matrices=False) -> FusedArrays
         # more samples than coordinates: the history reads the (1, D, D) covariance A of f(x) = -x^T A x
         # instead of all the data (the optimum forms the same A, kept on the problem)
         if cache["A"] is None:
-            cache["A"] = np.ascontiguousarray(problem.A, dtype=np.float64).reshape(1, D, D).copy()
+            cache["A"] = np.array(problem.A, dtype=np.float64).reshape(1, D, D)  # a writable copy (problem.A is read-only)
         A = cache["A"]
     if matrices and kind == "stiefel":
         if cache["A"] is None:
