@@ -190,16 +190,56 @@ def test_kpca_with_the_polar_retraction_a_longer_run_agrees(method):
     assert r_ref.bit_generator.state == r_ver.bit_generator.state
 
 
-def test_failures_inside_the_stiefel_loop_raise_value_error():
-    """An overflowing step raises ValueError in the fused Stiefel loops (no NaN, no crash), as in the reference."""
-    rng = np.random.default_rng(0)
-    Z = [rng.standard_normal((3, 4))]
-    P = StiefelKPCA(Z, 2)
+@pytest.mark.parametrize("length", [1e160, 1e300])
+def test_a_huge_finite_polar_retraction_step_equals_the_reference(length):
+    """The polar retraction (X + V)(I + V^T V)^(-1/2) takes any finite V: the reference evaluates it
+    scale-invariantly, and for ||V||_F = 1e160 or 1e300 returns the polar factor of V up to X / ||V||.
+    The fused loop refused such a step because ||V||_F^2 overflowed (a mutant dropping a later
+    finiteness check led here). One RGD step of that length, verified and reference, lands on the
+    same point of St(4, 2) (to 1e-12), and the exponential map refuses it in both (||V||_F >= 2^52)."""
+    from prirfed.reference.trainers.rgd import rgd as ref_rgd
+
+    rng = np.random.default_rng(4)
+    Z = [rng.standard_normal((5, 4))]
+    refP, verP = RefStiefelKPCA(Z, 2), StiefelKPCA(Z, 2)
     x0 = Stiefel(4, 2).random_point(rng)
+    alpha = length / float(np.linalg.norm(refP.rgrad(x0)))
+    a = ref_rgd(refP, x0, alpha, 1, maps="retraction", keep_iterates=True)
+    b = vrgd.rgd(verP, x0, alpha, 1, maps="retraction", keep_iterates=True)
+    assert np.all(np.isfinite(a.x)) and np.allclose(a.x.T @ a.x, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(b.x, a.x, rtol=0, atol=1e-12)
+    for run in (ref_rgd, vrgd.rgd):
+        with pytest.raises(ValueError, match="2\\^52"):
+            run(refP if run is ref_rgd else verP, x0, alpha, 1, maps="exp")
+
+
+def test_failures_inside_the_stiefel_loop_raise_value_error():
+    """Huge steps fail in the fused Stiefel loops where and as they fail in the reference (no NaN, no
+    crash). A step of 1e300 times a gradient of about 6 is finite: the exponential map refuses it in
+    both twins (||V||_F >= 2^52), and with the polar retraction RFedAvg's server refuses the far
+    local point (the Lyapunov equation of the inverse retraction is singular in both), while RGD,
+    which never inverts a retraction, returns the same point in both. A step of 1.7e308 times that
+    gradient overflows to inf: the loop refuses it by its own message, the reference refuses the
+    non-finite step. (The loop once refused every step with ||V||_F^2 above float range, so its RGD
+    raised where the reference returned a point, and this test asserted that mismatch.)"""
+    from prirfed.reference.trainers.rgd import rgd as ref_rgd
+
+    rng = np.random.default_rng(0)
+    Z = [10.0 * rng.standard_normal((3, 4))]
+    P, refP = StiefelKPCA(Z, 2), RefStiefelKPCA(Z, 2)
+    x0 = Stiefel(4, 2).random_point(rng)
+    assert 1.0 < float(np.max(np.abs(refP.rgrad(x0))))  # so that 1.7e308 times it overflows
+    for run, prob in ((ver.rfedavg, P), (ref.rfedavg, refP)):
+        with pytest.raises(ValueError, match="2\\^52"), np.errstate(over="ignore"):
+            run(prob, x0, 2, 1, 1e300, 1, np.random.default_rng(0), maps="exp")
+        with pytest.raises(ValueError, match="Lyapunov equation"), np.errstate(over="ignore"):
+            run(prob, x0, 2, 1, 1e300, 1, np.random.default_rng(0), maps="retraction")
+    np.testing.assert_allclose(vrgd.rgd(P, x0, 1e300, 2, maps="retraction").x,
+                               ref_rgd(refP, x0, 1e300, 2, maps="retraction").x, rtol=0, atol=1e-12)
     for maps in ("retraction", "exp"):
-        with pytest.raises(ValueError, match="Stiefel \\(verified loops\\): a step V has .* not finite"):
-            ver.rfedavg(P, x0, 2, 1, 1e300, 1, np.random.default_rng(0), maps=maps)
-    with pytest.raises(ValueError, match="not finite"):
-        vrgd.rgd(P, x0, 1e300, 2, maps="retraction")
-    with pytest.raises(ValueError), np.errstate(over="ignore"):
-        ref.rfedavg(RefStiefelKPCA(Z, 2), x0, 2, 1, 1e300, 1, np.random.default_rng(0), maps="retraction")
+        with pytest.raises(ValueError, match="Stiefel \\(verified loops\\): a step V is not finite"):
+            ver.rfedavg(P, x0, 2, 1, 1.7e308, 1, np.random.default_rng(0), maps=maps)
+        with pytest.raises(ValueError, match="Stiefel \\(verified loops\\): a step V is not finite"):
+            vrgd.rgd(P, x0, 1.7e308, 2, maps=maps)
+        with pytest.raises(ValueError), np.errstate(over="ignore"):
+            ref_rgd(refP, x0, 1.7e308, 2, maps=maps)
