@@ -8,16 +8,17 @@
   sigma really gives, by the accountant chosen with ``accountant=`` (``"best"``, the default: the
   smallest valid upper bound of the PLD and RDP accountants; ``"pld"``, ``"rdp"``, or an
   accountant object; see :mod:`.accountants`).
-- :func:`calibrate_sigma` and the three wrappers: the smallest sigma (to a relative tolerance)
-  whose eps is at most the target, by a bracketing search on ``log sigma`` (eps is non-increasing
-  in sigma) accelerated by regula falsi (Illinois) on ``log eps``. The tangent-Gaussian
+- :func:`calibrate_sigma` and the three wrappers: the smallest sigma of a fixed grid
+  ``exp(k h)`` (adjacent points less than a relative tolerance apart) whose eps is at most the
+  target, by a bracketing search on the grid index (eps is non-increasing in sigma) accelerated by
+  regula falsi (Illinois) on ``log eps``. The answer does not depend on the starting guesses. The tangent-Gaussian
   calibration of Han et al. (2024), Proposition 2, and the analytic Gaussian mechanism live in
   ``prirfed.reference.mechanisms`` (not duplicated here).
 
 Examples
 --------
 The paper's DP-RSGD noise is ``sqrt(o K log(1/delta)) tau / (N_i eps)``; the calibrated sigma
-is the smallest (to rtol) whose accounted eps meets the target:
+is the smallest of the grid (spacing below rtol) whose accounted eps meets the target:
 
 >>> import math
 >>> from prirfed.reference.accounting.calibration import (calibrate_sigma_dp_rsgd,
@@ -53,6 +54,8 @@ __all__ = [
     "epsilon_of_event",
     "Calibration",
     "calibrate_sigma",
+    "calibration_grid_step",
+    "MIN_RTOL",
     "calibrate_sigma_dp_rsgd",
     "calibrate_sigma_dp_rsvrg",
     "calibrate_sigma_prirfed",
@@ -313,19 +316,60 @@ class Calibration:
     evaluations: int
 
 
+#: Smallest ``rtol`` :func:`calibrate_sigma` takes: its grid ``exp(k h)`` must keep ``hi / lo - 1 <= rtol``
+#: everywhere in float range, where ``k h`` (up to 709 in size) is rounded by up to 5.7e-14; the grid
+#: step leaves a margin of 2^-7 rtol (7.8e-13 at this rtol) for that rounding.
+MIN_RTOL = 1e-10
+
+
+def calibration_grid_step(rtol: float) -> float:
+    r"""The step :math:`h = (1 - 2^{-7})\log(1 + \mathrm{rtol})` of the grid :math:`\sigma_k = e^{kh}` of :func:`calibrate_sigma`.
+
+    Helper, not a paper formula. Adjacent grid points are a factor :math:`e^h` apart, just below
+    :math:`1 + \mathrm{rtol}`; the margin :math:`2^{-7}\mathrm{rtol}` absorbs the rounding of
+    :math:`kh` and of the exponential, so the computed :math:`e^{kh}/e^{(k-1)h} - 1 \le \mathrm{rtol}`
+    for every :math:`e^{kh}` in float range once :math:`\mathrm{rtol} \ge` ``MIN_RTOL``.
+
+    Parameters
+    ----------
+    rtol : float
+        The relative tolerance, in [``MIN_RTOL``, inf).
+
+    Returns
+    -------
+    float
+        :math:`h`.
+
+    Raises
+    ------
+    ValueError
+        If ``rtol`` is not a number at least ``MIN_RTOL``.
+    """
+    rtol = _pos("calibration_grid_step", "rtol", rtol)
+    if not rtol >= MIN_RTOL:
+        raise ValueError(f"calibration_grid_step: rtol = {rtol:g} is below MIN_RTOL = {MIN_RTOL:g}: grid points that close are not "
+                         "distinct after rounding everywhere in float range")
+    return (1.0 - 2.0**-7) * math.log1p(rtol)
+
+
 def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: float = 1.0, rtol: float = 1e-6, max_iter: int = 200,
                     lower0: float | None = None, factor: float = 2.0) -> Calibration:
-    r"""Smallest :math:`\sigma` (within ``rtol``) with ``eps_of_sigma(sigma) <= eps``, for a non-increasing ``eps_of_sigma``.
+    r"""Smallest :math:`\sigma` of the grid :math:`\{e^{kh}: k \in \mathbb Z\}` (step :math:`h` of :func:`calibration_grid_step`, adjacent points less than ``rtol`` apart) with ``eps_of_sigma(sigma) <= eps``, for a non-increasing ``eps_of_sigma``.
 
     Helper, not a paper formula: a root-finding method (regula falsi with the Illinois
-    modification, on :math:`(\log\sigma, \log\epsilon(\sigma) - \log\epsilon)`).
+    modification, on :math:`(k, \log\epsilon(e^{kh}) - \log\epsilon)`, rounded to the grid).
 
-    A bracket ``[lo, hi]`` with ``eps(lo) > eps >= eps(hi)`` is found by doubling or halving from
-    ``sigma0``, then narrowed (every step keeps a bracket, so the result is sound whatever the
-    interpolation does) until ``hi / lo - 1 <= rtol`` or the bracket is two adjacent floats (an
-    ``rtol`` below float resolution, about 2.2e-16); ``hi`` is returned. The search stops at the first
-    evaluation that brings the bracket within ``rtol``: no call of ``eps_of_sigma`` is spent after
-    that (each can be a whole PLD accounting). If eps stops decreasing
+    The answer is a property of ``eps_of_sigma``, ``eps`` and ``rtol`` alone: for a non-increasing
+    ``eps_of_sigma`` it is the same whatever ``sigma0``, ``lower0``, ``factor`` and the search path
+    (a caller's starting guesses change only how many evaluations it takes). Every evaluation is at
+    a grid point. A bracket of grid points ``lo = e^{(k-1)h}`` and ``hi = e^{kh}`` with
+    ``eps(lo) > eps >= eps(hi)`` is found by stepping down or up from the grid point nearest
+    ``sigma0`` by ``factor``, then narrowed (every step keeps a bracket, so the result is sound whatever
+    the interpolation does) until the two ends are adjacent; ``hi`` is returned, and
+    ``hi / lo - 1 <= rtol``. The search stops at the evaluation that makes the ends adjacent: no call
+    of ``eps_of_sigma`` is spent after that (each can be a whole PLD accounting). A step is a
+    bisection of the grid interval when the bracket has not halved over the last two steps, so the
+    narrowing takes at most about twice as many evaluations as a bisection. If eps stops decreasing
     while sigma doubles (a floor no noise removes, such as an (eps, delta) part of the event) or no
     bracket is found within ``max_iter`` evaluations, the ``ValueError`` says which.
 
@@ -336,15 +380,16 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
     eps : float
         Target :math:`\epsilon > 0`.
     sigma0 : float, optional
-        Starting point of the bracket search (default 1).
+        Starting point of the bracket search (default 1; the grid point nearest it is evaluated).
     rtol : float, optional
-        Relative width of the final bracket (default 1e-6).
+        Relative spacing of the grid, hence of the final bracket, at least ``MIN_RTOL`` = 1e-10
+        (default 1e-6).
     max_iter : int, optional
-        Maximum number of evaluations (default 200).
+        Maximum number of evaluations of the bracket search (default 200).
     lower0 : float, optional
-        A hint for the lower end, tried first when ``eps(sigma0) <= eps``.
+        A hint for the lower end, tried first (the grid point at or below it) when ``eps(sigma0) <= eps``.
     factor : float, optional
-        Growth of the bracket per step, > 1 (default 2).
+        Growth of the bracket per step, > 1 (default 2; at least one grid step).
 
     Returns
     -------
@@ -354,117 +399,100 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
     Raises
     ------
     ValueError
-        If an argument is invalid or no bracket is found (the message gives the numbers).
+        If an argument is invalid, the search leaves float range, or no bracket is found (the message gives the numbers).
     """
     if not callable(eps_of_sigma):
         raise ValueError(f"calibrate_sigma: eps_of_sigma must be callable (got {eps_of_sigma!r})")
     eps = check_epsilon("calibrate_sigma", eps)
     sigma0 = _pos("calibrate_sigma", "sigma0", sigma0)
     rtol = _pos("calibrate_sigma", "rtol", rtol)
+    if not rtol >= MIN_RTOL:
+        raise ValueError(f"calibrate_sigma: rtol = {rtol:g} is below MIN_RTOL = {MIN_RTOL:g} (the grid of sigma values cannot be "
+                         "that fine everywhere in float range)")
     max_iter = check_int("calibrate_sigma", "max_iter", max_iter, 2)
     factor = _pos("calibrate_sigma", "factor", factor)
     if factor <= 1:
         raise ValueError(f"calibrate_sigma: factor must be > 1 (got {factor:g})")
+    h = calibration_grid_step(rtol)
     n = 0
 
-    def f(sg):
+    def f(k):
         nonlocal n
+        sg = math.exp(k * h) if k * h < 709.7 else math.inf
+        if not 0.0 < sg < math.inf:
+            raise ValueError(f"calibrate_sigma: the search left float range at sigma = exp({k * h:.6g}) after {n} evaluations "
+                             f"(target eps = {eps:g}); no bracket")
         n += 1
         v = float(eps_of_sigma(sg))
         if math.isnan(v):
             raise ValueError(f"calibrate_sigma: eps_of_sigma({sg:.6g}) returned NaN")
         return v
 
-    lo = hi = sigma0
-    e_hi = f(hi)
-    e_lo = math.inf
+    step = max(1, round(math.log(factor) / h))
+    kb = round(math.log(sigma0) / h)
+    e_hi = f(kb)
     if e_hi <= eps:
-        step = factor
+        down = step
         if lower0 is not None:
             lower0 = _pos("calibrate_sigma", "lower0", lower0)
-            step = max(hi / lower0, 1.0 + 4 * rtol) if lower0 < hi else factor
+            k_hint = math.floor(math.log(lower0) / h)
+            if k_hint < kb:
+                down = kb - k_hint
         while True:
-            lo = hi / step
-            e_lo = f(lo)
+            ka = kb - down
+            e_lo = f(ka)
             if e_lo > eps:
                 break
-            hi, e_hi = lo, e_lo
-            step = min(factor, step * step)  # a hint that was too high: widen the steps again
+            kb, e_hi = ka, e_lo
+            down = min(step, 2 * down)  # a hint that was too high: widen the steps again
             if n > max_iter:
-                raise ValueError(f"calibrate_sigma: eps({lo:.3g}) = {e_lo:.3g} still <= target {eps:g} after {n} evaluations; no lower bracket")
+                raise ValueError(f"calibrate_sigma: eps({math.exp(ka * h):.3g}) = {e_lo:.3g} still <= target {eps:g} after {n} evaluations; "
+                                 "no lower bracket")
     else:
-        history = [(hi, e_hi)]
+        history = [(kb, e_hi)]
         while e_hi > eps:
-            lo, e_lo = hi, e_hi
-            hi = hi * factor
-            e_hi = f(hi)
-            history.append((hi, e_hi))
+            ka, e_lo = kb, e_hi
+            kb = kb + step
+            e_hi = f(kb)
+            history.append((kb, e_hi))
             if len(history) > 12 and e_hi > eps:
-                s_old, e_old = history[-11]
+                k_old, e_old = history[-11]
                 if e_old - e_hi <= 1e-9 * e_hi:
                     raise ValueError(
                         f"calibrate_sigma: eps = {eps:g} is unreachable: eps(sigma) stopped decreasing at {e_hi:.6g} "
-                        f"(eps({s_old:.3g}) = {e_old:.6g}, eps({hi:.3g}) = {e_hi:.6g}); the event has a floor no noise removes "
-                        "(e.g. an (eps, delta) part, or a delta target below its delta floor)"
+                        f"(eps({math.exp(k_old * h):.3g}) = {e_old:.6g}, eps({math.exp(kb * h):.3g}) = {e_hi:.6g}); the event has a floor "
+                        "no noise removes (e.g. an (eps, delta) part, or a delta target below its delta floor)"
                     )
             if n > max_iter and e_hi > eps:  # (an evaluation that met the target found the bracket)
-                raise ValueError(f"calibrate_sigma: eps({hi:.3g}) = {e_hi:.3g} still > target {eps:g} after {n} evaluations; no upper bracket")
-    # regula falsi (Illinois) on g(x) = log eps(e^x) - log eps over the bracket [log lo, log hi]
+                raise ValueError(f"calibrate_sigma: eps({math.exp(kb * h):.3g}) = {e_hi:.3g} still > target {eps:g} after {n} evaluations; "
+                                 "no upper bracket")
+    # regula falsi (Illinois) on g(k) = log eps(e^{kh}) - log eps over the bracket [ka, kb] of grid indices
     target = math.log(eps)
 
     def g_of(e):
         return (math.log(e) if e > 0 else -745.0) - target
 
-    xa, xb = math.log(lo), math.log(hi)
     ga, gb = g_of(e_lo), g_of(e_hi)  # ga > 0 >= gb
-    half = 0.45 * math.log1p(rtol)
-    last = []
+    widths = [kb - ka]
     side = 0
-    while hi / lo - 1 > rtol and n <= max_iter + 400:
-        r = xb - gb * (xb - xa) / (gb - ga) if math.isfinite(ga) and ga != gb else 0.5 * (xa + xb)
-        r = min(max(r, xa), xb)
-        if len(last) >= 2 and all(abs(x - r) < 20 * half for x in last[-2:]):
-            # converged to within the tolerance: straddle the estimate with two points rtol apart
-            probes = [r - half, r + half]
+    while kb - ka > 1:
+        if not math.isfinite(ga) or (len(widths) >= 3 and widths[-1] > widths[-3] // 2):
+            k = (ka + kb) // 2  # the bracket did not halve over two steps (or the secant is undefined): bisect
         else:
-            probes = [min(max(r, xa + 0.5 * half), xb - 0.5 * half)]
-        if not any(xa < x < xb for x in probes):
-            # no probe strictly inside: the bracket is at floating-point resolution (an rtol below
-            # 2.2e-16 cannot be met); without this the loop ran forever, evaluating nothing
-            break
-        for x in probes:
-            if hi / lo - 1 <= rtol:
-                # the first probe of a straddle met the tolerance: the second would be an accountant
-                # call spent after the answer is known
-                break
-            if not (xa < x < xb):
-                continue
-            sg = math.exp(x)
-            e = f(sg)
-            gx = g_of(e)
-            last.append(x)
-            if e <= eps:
-                xb, gb, hi, e_hi = x, gx, sg, e
-                if side == -1:
-                    ga /= 2
-                side = -1
-            else:
-                xa, ga, lo = x, gx, sg
-                if side == 1:
-                    gb /= 2
-                side = 1
-    while hi / lo - 1 > rtol:  # bisection fallback (only if the evaluation budget ran out above)
-        mid = math.sqrt(lo) * math.sqrt(hi)  # not sqrt(lo * hi): that underflows below sigma ~ 1e-154
-        if not lo < mid < hi:
-            # the midpoint rounded onto an end: a few floats apart, try the one just above lo
-            mid = math.nextafter(lo, math.inf)
-            if not mid < hi:  # adjacent floats: the bracket cannot be narrowed further
-                break
-        e_mid = f(mid)
-        if e_mid <= eps:
-            hi, e_hi = mid, e_mid
+            k = min(max(round(kb - gb * (kb - ka) / (gb - ga)), ka + 1), kb - 1)
+        e = f(k)
+        if e <= eps:
+            kb, gb, e_hi = k, g_of(e), e
+            if side == -1:
+                ga /= 2
+            side = -1
         else:
-            lo = mid
+            ka, ga = k, g_of(e)
+            if side == 1:
+                gb /= 2
+            side = 1
+        widths.append(kb - ka)
+    lo, hi = math.exp(ka * h), math.exp(kb * h)
     return Calibration(sigma=hi, bracket=(lo, hi), rtol=hi / lo - 1, eps_at_sigma=e_hi, evaluations=n)
 
 
@@ -483,7 +511,9 @@ def _calibrate_event(make_event: Callable[[float], Event], eps: float, delta: fl
     PLD is built at a tiny sigma (where the loss spans thousands of nats): (0) RDP on a short order
     grid to 10% (its sigma is where the PLD's eps is typically already below the target);
     (1) the PLD on a coarse grid to 1% (still an upper bound, so its sigma is at least the final
-    one). The final search then only evaluates near the answer."""
+    one). The final search then only evaluates near the answer. The stages change only where that
+    search starts, not its answer (:func:`calibrate_sigma` returns the smallest point of its grid
+    whatever the start)."""
     lower0 = None
     if accountant in ("pld", "best"):
         from .pld import PldAccountant

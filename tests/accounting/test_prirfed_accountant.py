@@ -210,9 +210,9 @@ def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64(
         (lambda: cal.calibrate_sigma(3.0, 1.0), r"^calibrate_sigma: eps_of_sigma must be callable \(got 3\.0\)$"),
         (lambda: cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0), r"^calibrate_sigma: factor must be > 1 \(got 1\)$"),
         (lambda: cal.calibrate_sigma(lambda s: math.nan, 1.0), r"^calibrate_sigma: eps_of_sigma\(1\) returned NaN$"),
-        # eps(sigma) = 0.5 <= 1 everywhere: five halvings of sigma0 = 1 reach 1/32 = 0.03125 when max_iter = 5 runs out
+        # eps(sigma) = 0.5 <= 1 everywhere: five halvings of sigma0 = 1 reach the grid point next to 1/32 (printed 0.0312 or 0.0313) when max_iter = 5 runs out
         (lambda: cal.calibrate_sigma(lambda s: 0.5, 1.0, max_iter=5),
-         r"^calibrate_sigma: eps\(0\.0312\) = 0\.5 still <= target 1 after 6 evaluations; no lower bracket$"),
+         r"^calibrate_sigma: eps\(0\.031[23]\) = 0\.5 still <= target 1 after 6 evaluations; no lower bracket$"),
         (lambda: pa.blackbox_exact_delta(0.15, 1e-4, 0.1, 5, -0.1), r"^blackbox_exact_delta: eps_prime must be >= 0 \(got eps_prime = -0\.1\)$"),
         (lambda: pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 0, 1e-2), r"^blackbox_exact_epsilon: T must be >= 1 \(got T = 0, short by 1\)$"),
         # the settings are validated before the search, each under its own name (tau, not sigma)
@@ -352,18 +352,18 @@ def test_staged_calibration_runs_both_cheap_stages_before_the_final_search(monke
 
 @given(
     log_c=st.floats(-2, 2), p=st.floats(0.3, 3.0), floor=st.sampled_from([0.0, 1e-4, 1e-2]), log_gap=st.floats(-2, 1),
-    log_rtol=st.floats(-12, -1), log_s0=st.floats(-2, 2),
+    log_rtol=st.floats(-10, -1), log_s0=st.floats(-2, 2),
 )
-# cases where the second probe of a straddle was spent after the first met rtol (found by a 3000-case search)
-@example(log_c=1.101, p=2.293, floor=1e-4, log_gap=0.948, log_rtol=-11.376, log_s0=-1.798)
+# cases where an earlier search spent the second probe of a straddle after the first met rtol (a 3000-case search)
+@example(log_c=1.101, p=2.293, floor=1e-4, log_gap=0.948, log_rtol=-9.376, log_s0=-1.798)
 @example(log_c=0.123, p=0.936, floor=1e-2, log_gap=-1.73, log_rtol=-2.494, log_s0=0.527)
 @example(log_c=-1.272, p=2.386, floor=1e-4, log_gap=-0.595, log_rtol=-8.91, log_s0=-0.307)
 def test_calibration_spends_no_evaluation_after_the_bracket_meets_rtol(log_c, p, floor, log_gap, log_rtol, log_s0):
     """eps(sigma) = c sigma^-p + floor, decreasing: replaying the calls, the bracket (the largest sigma
     with eps > target, the smallest with eps <= target) first has hi / lo - 1 <= rtol at the last call,
     as the docstring promises; the answer is the closed form (c / (target - floor))^(1/p) to rtol.
-    (The second probe of a straddle was once spent after the first had met rtol: 9 calls in 3000
-    random cases, three of which are pinned as examples: the random draws alone rarely reach one.)"""
+    (An earlier search spent the second probe of a straddle after the first had met rtol: 9 calls in
+    3000 random cases, three of which stay pinned as examples.)"""
     c, target, rtol = 10.0**log_c, floor + 10.0**log_gap, 10.0**log_rtol
     calls = []
 
@@ -380,7 +380,7 @@ def test_calibration_spends_no_evaluation_after_the_bracket_meets_rtol(log_c, p,
             hi = min(hi, s)
         if first is None and lo > 0 and hi / lo - 1 <= rtol:
             first = k
-    assert first == len(calls) - 1 == r.evaluations - 1
+    assert first == len(calls) - 1 == r.evaluations - 1 and r.rtol <= rtol
     assert (r.sigma, r.bracket) == (hi, (lo, hi))
     exact = (c / (target - floor)) ** (1 / p)
     assert exact * (1 - 1e-12) <= r.sigma <= exact * (1 + rtol) * (1 + 1e-12)
@@ -447,28 +447,66 @@ def test_calibrate_sigma_accepts_a_factor_just_above_one():
     assert c.sigma == 1.0 and c.eps_at_sigma == 1.0 and c.bracket[0] < 1.0
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_calibrate_sigma_below_float_resolution_ends_on_adjacent_floats_at_any_scale(seed):
-    """The same promise at 10 seeded scales C in [0.5, 2] and 10 in [1e-300, 1e-290] per seed (eps =
-    C / sigma, target 0.7): the search stops on two adjacent floats with eps(hi) <= 0.7 < eps(lo),
-    evaluated as the caller's function evaluates them. The bisection's midpoint sqrt(lo) sqrt(hi) of
-    two floats a few apart can round onto either end: the search stopped two or more floats apart at
-    25 of these 80 targets, and it must not evaluate hi again when the midpoint rounds to hi."""
+def _grid_answer(eps_of, target, rtol, guess):
+    """The smallest sigma = exp(k h), h = (1 - 2^-7) log(1 + rtol) (the grid calibrate_sigma documents),
+    with eps_of(sigma) <= target, found by walking k from a guess until eps changes sides (a scan
+    of the grid, independent of the search; eps_of non-increasing)."""
+    h = (1.0 - 2.0**-7) * math.log1p(rtol)
+    k = math.ceil(math.log(guess) / h)
+    while eps_of(math.exp(k * h)) > target:
+        k += 1
+    while eps_of(math.exp((k - 1) * h)) <= target:
+        k -= 1
+    return math.exp(k * h), math.exp((k - 1) * h)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_calibrated_sigma_is_the_smallest_grid_point_whatever_the_start(seed):
+    """eps(sigma) = c sigma^-p + floor (c, p, floor, target, rtol seeded): the answer is the smallest
+    point of the documented grid exp(k h) meeting the target (found by scanning the grid around the
+    closed form (c / (target - floor))^(1/p)), bit for bit, from 6 starts sigma0 from 1e-3 to 1e3
+    times it, with and without a lower hint, and with factors 1.5 and 8: the starting guesses change
+    only the number of evaluations. The bracket is the two adjacent grid points around it."""
     rng = np.random.default_rng(seed)
-    for C in [float(rng.uniform(0.5, 2.0)) for _ in range(10)] + [float(10 ** rng.uniform(-300, -290)) for _ in range(10)]:
-        c = cal.calibrate_sigma(lambda s, C=C: C / s, 0.7, sigma0=C, rtol=1e-300)
-        lo, hi = c.bracket
-        assert c.sigma == hi and np.nextafter(lo, math.inf) == hi, C
-        assert C / hi <= 0.7 < C / lo, C
+    for _ in range(6):
+        c, p = 10.0 ** rng.uniform(-2, 2), rng.uniform(0.3, 3.0)
+        floor = float(rng.choice([0.0, 1e-3]))
+        target, rtol = floor + 10.0 ** rng.uniform(-2, 1), 10.0 ** rng.uniform(-10, -2)
+        f = lambda s, c=c, p=p, floor=floor: c * s**-p + floor  # noqa: E731
+        exact = (c / (target - floor)) ** (1 / p)
+        hi, lo = _grid_answer(f, target, rtol, exact)
+        for s0 in exact * np.array([1e-3, 0.3, 0.999, 1.0, 2.5, 1e3]):
+            for kw in ({}, {"lower0": 0.9 * exact}, {"factor": 1.5}, {"factor": 8.0}):
+                r = cal.calibrate_sigma(f, target, sigma0=float(s0), rtol=rtol, **kw)
+                assert (r.sigma, r.bracket) == (hi, (lo, hi)), (c, p, floor, target, rtol, s0, kw)
+                assert r.rtol <= rtol and r.eps_at_sigma == f(hi)
+
+
+def test_calibrate_sigma_refuses_a_tolerance_below_its_grid_resolution():
+    """Below MIN_RTOL = 1e-10 adjacent points of the grid exp(k h) are no longer distinct after
+    rounding everywhere in float range (k h up to 709 is rounded by up to 5.7e-14): refused by name,
+    with the number (an rtol of 1e-300 once looped forever, later ended on adjacent floats); at
+    MIN_RTOL itself the answer near sigma = 1e-300 and 1e300 is the scanned grid point, with the
+    bracket within rtol."""
+    assert cal.MIN_RTOL == 1e-10
+    for bad in (1e-11, 1e-300):
+        with pytest.raises(ValueError, match=rf"^calibrate_sigma: rtol = {bad:g} is below MIN_RTOL = 1e-10 "):
+            cal.calibrate_sigma(lambda s: 1.0 / s, 0.7, rtol=bad)
+    for C in (1e-300, 1e300, 10.0 / 7.0):
+        f = lambda s, C=C: C / s  # noqa: E731
+        r = cal.calibrate_sigma(f, 0.7, sigma0=C, rtol=1e-10)
+        hi, lo = _grid_answer(f, 0.7, 1e-10, C / 0.7)
+        assert (r.sigma, r.bracket) == (hi, (lo, hi)) and r.rtol <= 1e-10
+        assert C / hi <= 0.7 < C / lo
 
 
 @pytest.mark.parametrize("star", [0.37, 1.0, 12.5, 3e4])
 def test_calibrate_sigma_tries_the_lower_hint_first(star):
-    """``lower0`` is documented as "a hint for the lower end, tried first when eps(sigma0) <= eps": the
-    second evaluation must be at the hint itself (to rounding: it is formed as sigma0 / (sigma0 / hint)). With eps(sigma) = 0.7 sigma* / sigma (target 0.7,
-    sigma* known) and a hint 1e-7 below sigma* (inside rtol = 1e-6) the bracket [hint, sigma0] is then
-    log-linear, the secant lands on sigma*, and the search ends after three evaluations: sigma0, the
-    hint, sigma*."""
+    """``lower0`` is documented as "a hint for the lower end, tried first (the grid point at or below
+    it) when eps(sigma0) <= eps": the second evaluation must be at exp(floor(log(hint) / h) h). With
+    eps(sigma) = 0.7 sigma* / sigma (target 0.7, sigma* known) and a hint 1e-7 below sigma* (inside
+    rtol = 1e-6) the bracket [hint, sigma0] is log-linear, the secant lands on sigma*'s grid index to
+    rounding, and the search ends after at most four evaluations, on the scanned grid answer."""
     seen = []
 
     def f(s):
@@ -476,43 +514,33 @@ def test_calibrate_sigma_tries_the_lower_hint_first(star):
         return 0.7 * star / s
 
     hint = star * (1 - 1e-7)
+    h = (1.0 - 2.0**-7) * math.log1p(1e-6)
     c = cal.calibrate_sigma(f, 0.7, sigma0=2 * star, lower0=hint)
-    assert seen[0] == 2 * star and seen[1] == pytest.approx(hint, rel=1e-15)
-    assert c.evaluations == len(seen) == 3
-    assert c.bracket[0] == seen[1] and 0.7 * star / c.sigma <= 0.7 and c.sigma / star - 1 <= 1e-6
-
-
-def test_calibrate_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats():
-    """eps(sigma) = 1 / sigma, target 0.7: sigma* = 10/7 exactly (closed form). No float bracket can
-    be 1e-300 wide, so the search must stop when lo and hi are adjacent floats, with hi on the safe
-    side of 10/7 and lo below it (checked in exact rational arithmetic). It looped forever there,
-    evaluating nothing, for any rtol below 2.2e-16."""
-    from fractions import Fraction
-
-    c = cal.calibrate_sigma(lambda s: 1.0 / s, 0.7, rtol=1e-300)
-    lo, hi = c.bracket
-    assert c.sigma == hi and np.nextafter(lo, math.inf) == hi
-    assert Fraction(lo) < Fraction(10, 7) <= Fraction(hi)
-    assert 1.0 / hi <= 0.7 < 1.0 / lo and c.evaluations < 200
-    # near 1e-300 log(sigma) = -690.8 resolves only 1e-13 relative, so the last steps are the bisection
-    # in sigma, whose midpoint must not be formed as sqrt(lo hi) = sqrt(1.4e-600) = 0: sigma* = 1e-300 / 0.7
-    c = cal.calibrate_sigma(lambda s: 1e-300 / s, 0.7, sigma0=1e-300, rtol=1e-300)
-    lo, hi = c.bracket
-    assert c.sigma == hi and np.nextafter(lo, math.inf) == hi and 1e-300 / hi <= 0.7 < 1e-300 / lo
-    exact = Fraction(1e-300) / Fraction(7, 10)
-    assert abs(Fraction(hi) - exact) <= 2 * Fraction(hi - lo)
+    assert seen[0] == math.exp(round(math.log(2 * star) / h) * h)
+    assert seen[1] == math.exp(math.floor(math.log(hint) / h) * h)
+    assert c.evaluations == len(seen) <= 4
+    assert (c.sigma, c.bracket[0]) == _grid_answer(lambda s: 0.7 * star / s, 0.7, 1e-6, star)
 
 
 def test_calibrate_sigma_brackets_within_max_iter_evaluations():
-    """eps(sigma) = 1 / sigma from sigma0 = 1 to the target 1/16: sigma = 1, 2, 4, 8, 16 are 5
-    evaluations; the fifth meets the target, so the bracket is found and the answer is 16 (closed
-    form; it was refused saying eps(16) = 0.0625 was "still > target 0.0625"). 1/64 needs sigma = 64:
-    after 5 evaluations eps(16) is still above it, and the refusal says so."""
-    c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 16, max_iter=4)
-    assert c.sigma == 16.0 and c.eps_at_sigma == 1.0 / 16
+    """eps(sigma) = 1 / sigma from sigma0 = 1 to the target 1/15 with factor 2: the grid points near
+    sigma = 1, 2, 4, 8, 16 are 5 evaluations; the fifth meets the target, so the bracket is found
+    (an earlier search refused there, saying eps(16) = 0.0625 was "still > target 0.0625") and the
+    answer is the scanned grid point at 15. 1/64 needs sigma = 64: after 5 evaluations eps(16) is
+    still above it, and the refusal says so."""
+    c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 15, max_iter=4)
+    assert (c.sigma, c.bracket[0]) == _grid_answer(lambda s: 1.0 / s, 1.0 / 15, 1e-6, 15.0)
     with pytest.raises(ValueError, match=r"^calibrate_sigma: eps\(16\) = 0\.0625 still > target 0\.015625 after 5 evaluations; "
                                          r"no upper bracket$"):
         cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 64, max_iter=4)
+
+
+def test_calibrate_sigma_refuses_a_search_that_leaves_float_range():
+    """eps(sigma) = 1 / sigma with the target 1e-320 needs sigma = 1e320, beyond float range: the
+    upward search refuses when its next grid point overflows, with the count (it does not evaluate
+    eps at inf)."""
+    with pytest.raises(ValueError, match=r"^calibrate_sigma: the search left float range at sigma = exp\(7\d\d\.\d+\) after \d+ evaluations"):
+        cal.calibrate_sigma(lambda s: 1.0 / s, 1e-320, max_iter=2000)
 
 
 def test_calibration_gaussian_exact_epsilon_at_its_ends_and_tolerance():
