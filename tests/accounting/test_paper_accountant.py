@@ -139,10 +139,11 @@ def test_paper_accountant_supports_and_refuses():
 
     acc = paper.PaperAccountant(delta_prime=1e-3)
     ev = SelfComposed(EpsilonDelta(0.15, 1e-4), 50)
-    assert acc.supports(ev)
+    assert acc.supports(ev) is True
     assert acc.epsilon_delta(ev) == advanced_composition(0.15, 1e-4, 50, 1e-3)
     for bad in [Gaussian(1.0), Activation(0.5, EpsilonDelta(1.0, 0.0))]:
-        assert not acc.supports(bad)
+        # a bool, as documented (``supports(...) == False`` must hold: a mutant returning None survived)
+        assert acc.supports(bad) is False
         with pytest.raises(ValueError, match="PaperAccountant.epsilon_delta"):
             acc.epsilon_delta(bad)
 

@@ -860,3 +860,23 @@ def test_fft_error_bound_sums_its_formula_over_the_full_spectrum(n, k):
         want = np.sum(ea * (Y + eb) + eb * X + u * X * Y + c * X * Y)
         got = pld.fft_error_bound([np.abs(np.fft.rfft(x, n)), np.abs(np.fft.rfft(y, n))], [x.sum(), y.sum()], n, power=None)
     assert got == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_truncate_moves_each_tail_of_at_most_tail_mass_by_hand(pessimistic):
+    """TAIL_MASS = 1e-18. Masses (2e-19, 3e-19, 0.25, 0.5, 0.25, 4e-19, 1e-19) at losses (lo + i) h,
+    lo = -3: the lower tail is the first two (5e-19 <= 1e-18, adding 0.25 would exceed it), the upper
+    tail the last two (5e-19). By hand: the three middle masses are kept, from lo = -1; pessimistic,
+    the lower tail joins the first kept loss (0.25 + 5e-19) and the upper tail goes to +inf
+    (inf = 5e-19); optimistic, both are dropped. Either way tails = 1e-18 records what moved, and
+    kept + inf + dropped is the original mass (a mutant that also kept the first mass of the upper
+    tail, counting it twice, survived the accounting tests)."""
+    m = np.array([2e-19, 3e-19, 0.25, 0.5, 0.25, 4e-19, 1e-19])
+    p = pld.DiscretePLD(0.1, -3, m, pessimistic=pessimistic).truncate()
+    assert pld.TAIL_MASS == 1e-18
+    assert p.lo == -1 and p.h == 0.1 and p.tails == pytest.approx(1e-18, rel=1e-15)
+    want = [0.25 + 5e-19, 0.5, 0.25] if pessimistic else [0.25, 0.5, 0.25]
+    np.testing.assert_array_equal(p.masses, want)
+    assert p.inf == (pytest.approx(5e-19, rel=1e-15) if pessimistic else 0.0)
+    dropped = 0.0 if pessimistic else p.tails
+    assert math.fsum(p.masses) + p.inf + dropped == pytest.approx(math.fsum(m), rel=1e-15)

@@ -257,6 +257,14 @@ def test_noise_constants_table_lead_3():
     # and its sigma_needed certifies the stated eps at that setting (calibrated with tau0 = 0.5 it
     # would give eps 0.176 > 0.15 there)
     assert cal.epsilon_dp_rsvrg(r["sigma_needed"], r["delta"], 10, r["K"], 1.0, 1.0, 100) <= r["eps"]
+    # the batch size: 000 states it only for the synthetic sphere runs of Fig. 1 (b = 100, then b = 50);
+    # everywhere else the table assumes the full batch b = N_i and must say that b was not stated (a
+    # mutant that inverted the flag survived)
+    for r in rows:
+        if r["trainer"] == "dp_rsgd":
+            stated = r["experiment"].startswith("sphere synthetic")
+            assert r["b_stated"] is stated, r["experiment"]
+            assert r["b"] == ((100 if "col. 1" in r["experiment"] else 50) if stated else r["N_i"]), r["experiment"]
 
 
 def test_gaussian_exact_epsilon_matches_mpmath():
