@@ -61,6 +61,9 @@ __all__ = [
     "MAX_ORDER",
     "REFINE_RTOL",
     "MAX_REFINE",
+    "canonical_order",
+    "ORDER_FLOOR",
+    "canonical_index",
     "gaussian_rdp",
     "pure_dp_rdp",
     "wbk19_theorem9_log_a",
@@ -102,6 +105,82 @@ MAX_ORDER = float(2**20)
 REFINE_RTOL = 1e-4
 #: Cap on the halvings around the best order (about 13 reach the resolution from the default grid).
 MAX_REFINE = 40
+#: The lowest order the adaptive search goes to is ``1 + ORDER_FLOOR`` (its last downward extension).
+ORDER_FLOOR = 1e-6
+#: Step of the canonical orders below 64: ``1 + ORDER_FLOOR exp(k log(1 + REFINE_RTOL))``, k >= 0.
+_CANON_STEP = math.log1p(REFINE_RTOL)
+#: The last canonical index below 64; above it the canonical orders are the integers 65, 66, ...
+_CANON_K64 = math.floor(math.log(63.0 / ORDER_FLOOR) / _CANON_STEP)
+
+
+def canonical_order(k: int) -> float:
+    r"""The ``k``-th canonical order: :math:`1 + 10^{-6} e^{k\rho}`, :math:`\rho = \log(1 + \mathrm{REFINE\_RTOL})`, below 64, then the integers from 65 to :data:`MAX_ORDER`.
+
+    Helper, not a paper formula. The adaptive :class:`RdpAccountant` reports the minimum of eps
+    over these orders (near the best order its search finds), so its eps does not depend on the
+    grid the search starts from. The first is the search's floor ``1 + ORDER_FLOOR`` (``k = 0``);
+    adjacent canonical orders below 64 are ``REFINE_RTOL (alpha - 1)`` apart (the search's
+    resolution), above 64 one apart (integer orders there).
+
+    Parameters
+    ----------
+    k : int
+        The index, >= 0 (above the index of :data:`MAX_ORDER` it is capped there).
+
+    Returns
+    -------
+    float
+        The order, > 1.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is negative.
+    """
+    if k < 0:
+        raise ValueError(f"canonical_order: k must be >= 0 (got {k})")
+    if k <= _CANON_K64:
+        return 1.0 + ORDER_FLOOR * math.exp(k * _CANON_STEP)
+    return float(min(64 + k - _CANON_K64, MAX_ORDER))
+
+
+def canonical_index(alpha: float, up: bool) -> int:
+    """The index of the canonical order at or below ``alpha`` (``up=False``) or at or above it (``up=True``).
+
+    Helper, not a paper formula: the inverse of :func:`canonical_order`, rounded down or up
+    (kept between 0, the floor ``1 + ORDER_FLOOR``, and the index of :data:`MAX_ORDER`).
+
+    Parameters
+    ----------
+    alpha : float
+        An order > 1.
+    up : bool
+        Round up instead of down.
+
+    Returns
+    -------
+    int
+        The index.
+    """
+    kmax = _CANON_K64 + int(MAX_ORDER) - 64
+    if alpha <= canonical_order(0):
+        return 0
+    x = math.log((alpha - 1.0) / ORDER_FLOOR) / _CANON_STEP if alpha <= canonical_order(_CANON_K64) else _CANON_K64 + (alpha - 64.0)
+    k = max(min(math.ceil(x) if up else math.floor(x), kmax), 0)
+    # the logarithm is rounded: step to the exact neighbour
+    if up:
+        while k > 0 and canonical_order(k - 1) >= alpha:
+            k -= 1
+        while k < kmax and canonical_order(k) < alpha:
+            k += 1
+    else:
+        while k > 0 and canonical_order(k) > alpha:
+            k -= 1
+        while k < kmax and canonical_order(k + 1) <= alpha:
+            k += 1
+    return k
+
+
 #: Integer orders up to which the WBK19 sums (Theorem 9, and the Gaussian-specific bound) are
 #: evaluated; above it only the coupling bound is used at without-replacement events (also sound).
 WBK19_MAX_ORDER = 256
@@ -1033,7 +1112,12 @@ class RdpAccountant:
     :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
     floor set by the grid; then it halves the spacing around the best order until both neighbours
     are within :data:`REFINE_RTOL` ``(alpha - 1)`` of it (within 1 above order 64, where orders are
-    integers). Explicit ``orders`` are used as given.
+    integers). The eps it reports is then the minimum over the canonical orders
+    (:func:`canonical_order`: ``1 + 1e-6 exp(k log(1 + REFINE_RTOL))``, k >= 0, below 64, the
+    integers above)
+    between the best order's two neighbours, each computed on its own: for an eps unimodal in the
+    order this is the minimum over the whole canonical grid, so it does not depend on the grid the
+    search starts from or on how it refined. Explicit ``orders`` are used as given.
 
     Parameters
     ----------
@@ -1139,7 +1223,7 @@ class RdpAccountant:
         return self.get_epsilon_and_order(delta, method)[0]
 
     def get_epsilon_and_order(self, delta: float, method: str = "improved") -> tuple[float, float]:
-        r"""Smallest eps over the orders, and the order attaining it.
+        r"""Smallest eps over the orders, and the order attaining it (with the default orders: over the canonical orders, see the class).
 
         Parameters
         ----------
@@ -1190,7 +1274,7 @@ class RdpAccountant:
                 res = 1.0 if best > 64 else REFINE_RTOL * (best - 1.0)
                 far = [srt[j] for j in (i - 1, i + 1) if 0 <= j < len(srt) and abs(srt[j] - best) > res]
                 if not far or refine >= MAX_REFINE:
-                    return eps, best
+                    break
                 refine += 1
                 new = np.array([(best + x) / 2 for x in far])
                 if best > 64:
@@ -1202,7 +1286,38 @@ class RdpAccountant:
                 # below 64 adds its midpoints; above 64 a rounded midpoint can repeat an order only
                 # around a non-integer order there (64.5, made by a refinement at 64 whose neighbour
                 # was 65): the search then ends with the best order so far
-                return eps, best
+                break
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])
             eps, best = convert(a, r, delta)
+        # the answer: the minimum over the canonical orders between the best order's two neighbours
+        srt = np.sort(a)
+        i = int(np.searchsorted(srt, best))
+        return self._canonical_minimum(float(srt[max(i - 1, 0)]), float(srt[min(i + 1, len(srt) - 1)]), delta, convert)
+
+    def _canonical_minimum(self, left: float, right: float, delta: float, convert) -> tuple[float, float]:
+        """Smallest eps over the canonical orders (:func:`canonical_order`) from the one at or below
+        ``left`` to the one at or above ``right``, and its order (the first, if several tie).
+
+        A ternary search on the canonical index, each order's RDP computed on its own (so its value
+        does not depend on which other orders an accountant happened to evaluate). For an eps that
+        is unimodal in the order (the conversions are, in practice) and a bracket around the best
+        order found, this is the minimum over the whole canonical grid: one number, whatever grid
+        the search started from."""
+        memo = {}
+
+        def f(k):
+            if k not in memo:
+                al = np.array([canonical_order(k)])
+                memo[k] = float(convert(al, self._curve_at(al), delta)[0])
+            return memo[k]
+
+        lo, hi = canonical_index(left, up=False), canonical_index(right, up=True)
+        while hi - lo > 2:
+            m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+            if f(m1) <= f(m2):
+                hi = m2
+            else:
+                lo = m1
+        k = min(range(lo, hi + 1), key=f)
+        return f(k), canonical_order(k)

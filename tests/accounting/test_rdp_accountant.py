@@ -484,6 +484,65 @@ def test_rdp_epsilon_is_the_minimum_over_orders_to_the_refinement_resolution(z, 
         assert got == pytest.approx(float(best_int), rel=1e-12), (got, float(best_int), order, float(a_star))
 
 
+def _canonical_orders_by_hand(lo, hi):
+    """The canonical orders in [lo, hi] by their definition: 1 + 1e-6 exp(k log(1 + 1e-4)), k >= 0, below 64, then 65, 66, ..."""
+    rho = math.log1p(1e-4)
+    ks = range(max(math.floor(math.log((lo - 1) / 1e-6) / rho) - 1, 0), math.ceil(math.log((min(hi, 64) - 1) / 1e-6) / rho) + 2)
+    out = [1 + 1e-6 * math.exp(k * rho) for k in ks]
+    out = [a for a in out if lo <= a <= hi and a < 64]
+    return out + [float(a) for a in range(max(65, math.ceil(lo)), math.floor(hi) + 1)]
+
+
+@pytest.mark.parametrize("z,delta", [(0.3, 1e-3), (1.5, 1e-8), (3.0, 1e-3), (18.93, 1e-12), (47.55, 1e-3), (598.6, 1e-3)])
+def test_rdp_epsilon_is_the_canonical_minimum(z, delta):
+    """The adaptive accountant reports the minimum of the Gaussian's improved conversion over the
+    canonical orders (documented: 1 + 1e-6 exp(k log(1 + REFINE_RTOL)), k >= 0, below 64, integers above): the
+    order it returns is, among the canonical orders within 1% of the real minimiser (golden section,
+    50 digits), the one with the smallest 50-digit value, unless the best two are within 1e-11 of each
+    other (then either), and eps is that value to 1e-12. It is also the same float, with the same
+    order, when the search starts from other grids (one order moved, every third order, all scaled by
+    1.01): the starting grid only decides where the search looks."""
+    f = lambda a: _improved_gaussian_eps_mp(a, z, delta)  # noqa: E731
+    a_star, _ = _golden_min_mp(f, 1 + 1e-9, 2**21, steps=120)
+    a_star = float(a_star)
+    cands = sorted((f(a), a) for a in _canonical_orders_by_hand(max(1 + (a_star - 1) * 0.99, 1 + 1e-9), a_star * 1.01 + 1))
+    got, order = rdp.RdpAccountant().compose(Gaussian(z)).get_epsilon_and_order(delta)
+    (v1, a1), (v2, a2) = cands[0], cands[1]
+    assert order == a1 or (order == a2 and abs(v2 - v1) <= 1e-11 * abs(v1)), (order, a1, a2)
+    assert got == pytest.approx(float(f(order)), rel=1e-12)
+    orig = rdp.DEFAULT_ORDERS
+    try:
+        for grid in (np.where(orig == 96, 97, orig), orig[::3], orig * 1.01 - 0.01):
+            rdp.DEFAULT_ORDERS = grid
+            assert rdp.RdpAccountant().compose(Gaussian(z)).get_epsilon_and_order(delta) == (got, order)
+    finally:
+        rdp.DEFAULT_ORDERS = orig
+
+
+def test_canonical_orders_and_their_index():
+    """canonical_order(k) = 1 + 1e-6 exp(k log(1 + 1e-4)) from k = 0 (the search's floor 1 + 1e-6) up to
+    the last one below 64, then 65, 66, ... up to MAX_ORDER = 2^20 (capped); negative k is refused.
+    canonical_index is its inverse, rounding an order between two canonical ones down or up to them,
+    and 0 at or below the floor."""
+    rho = math.log1p(1e-4)
+    k64 = math.floor(math.log(63e6) / rho)  # 1 + 1e-6 e^{k rho} <= 64
+    assert 1 + 1e-6 * math.exp(k64 * rho) < 64 < 1 + 1e-6 * math.exp((k64 + 1) * rho)
+    for k in (0, 1, 1000, 138162, k64):
+        assert rdp.canonical_order(k) == 1 + 1e-6 * math.exp(k * rho)
+        assert rdp.canonical_index(rdp.canonical_order(k), up=True) == rdp.canonical_index(rdp.canonical_order(k), up=False) == k
+    assert rdp.canonical_order(0) == 1 + 1e-6 == 1 + rdp.ORDER_FLOOR
+    assert rdp.canonical_order(k64 + 1) == 65.0 and rdp.canonical_order(k64 + 100) == 164.0
+    assert rdp.canonical_order(10**9) == rdp.MAX_ORDER == rdp.canonical_order(k64 + 2**20 - 64)
+    with pytest.raises(ValueError, match=r"^canonical_order: k must be >= 0 \(got -1\)$"):
+        rdp.canonical_order(-1)
+    for alpha in (1 + 2e-6, 1.5, 7.3, 63.999, 64.0, 64.5, 100.5):
+        lo, hi = rdp.canonical_index(alpha, up=False), rdp.canonical_index(alpha, up=True)
+        assert rdp.canonical_order(lo) <= alpha <= rdp.canonical_order(hi) and hi - lo == 1
+        assert rdp.canonical_order(lo + 1) > alpha > rdp.canonical_order(hi - 1)
+    assert rdp.canonical_index(1 + 9.99999999e-7, up=True) == rdp.canonical_index(1.0 + 1e-9, up=False) == 0
+    assert rdp.canonical_index(2.0**21, up=True) == rdp.canonical_index(2.0**21, up=False) == k64 + 2**20 - 64
+
+
 def test_adaptive_order_search_reaches_its_documented_ceiling_max_order():
     """At delta = 1e-10 the best order of a very weak Gaussian lies above 2^19: the adaptive search
     extends the grid up to :data:`MAX_ORDER` = 2^20 and no further. Independent truth: the improved
