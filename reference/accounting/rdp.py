@@ -1114,10 +1114,9 @@ class RdpAccountant:
     are within :data:`REFINE_RTOL` ``(alpha - 1)`` of it (within 1 above order 64, where orders are
     integers). The eps it reports is then the minimum over the canonical orders
     (:func:`canonical_order`: ``1 + 1e-6 exp(k log(1 + REFINE_RTOL))``, k >= 0, below 64, the
-    integers above)
-    between the best order's two neighbours, each computed on its own: for an eps unimodal in the
-    order this is the minimum over the whole canonical grid, so it does not depend on the grid the
-    search starts from or on how it refined. Explicit ``orders`` are used as given.
+    integers above) between the best order's two neighbours, each computed on its own: for an eps
+    unimodal in the order this is the minimum over the whole canonical grid, so it does not depend
+    on the grid the search starts from or on how it refined. Explicit ``orders`` are used as given.
 
     Parameters
     ----------
