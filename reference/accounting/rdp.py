@@ -167,16 +167,17 @@ def canonical_index(alpha: float, up: bool) -> int:
         return 0
     x = math.log((alpha - 1.0) / ORDER_FLOOR) / _CANON_STEP if alpha <= canonical_order(_CANON_K64) else _CANON_K64 + (alpha - 64.0)
     k = max(min(math.ceil(x) if up else math.floor(x), kmax), 0)
-    # the logarithm is rounded: step to the exact neighbour
+    # x is rounded (by about 2e-10 at most) and, between the last canonical order below 64 and 65,
+    # up to 0.003 below the index: the exact neighbour is at most one index away
     if up:
-        while k > 0 and canonical_order(k - 1) >= alpha:
+        if k > 0 and canonical_order(k - 1) >= alpha:
             k -= 1
-        while k < kmax and canonical_order(k) < alpha:
+        elif k < kmax and canonical_order(k) < alpha:
             k += 1
     else:
-        while k > 0 and canonical_order(k) > alpha:
+        if k > 0 and canonical_order(k) > alpha:
             k -= 1
-        while k < kmax and canonical_order(k + 1) <= alpha:
+        elif k < kmax and canonical_order(k + 1) <= alpha:
             k += 1
     return k
 

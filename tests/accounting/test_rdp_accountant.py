@@ -541,6 +541,14 @@ def test_canonical_orders_and_their_index():
         assert rdp.canonical_order(lo + 1) > alpha > rdp.canonical_order(hi - 1)
     assert rdp.canonical_index(1 + 9.99999999e-7, up=True) == rdp.canonical_index(1.0 + 1e-9, up=False) == 0
     assert rdp.canonical_index(2.0**21, up=True) == rdp.canonical_index(2.0**21, up=False) == k64 + 2**20 - 64
+    # seeded orders over the whole range, and the canonical orders themselves: the index brackets by definition
+    rng = np.random.default_rng(0)
+    alphas = [1 + 10 ** rng.uniform(-5.9, 1.79) for _ in range(600)] + list(rng.uniform(63.99, 65.01, 200))
+    alphas += list(rng.uniform(65, 2**20, 200)) + [rdp.canonical_order(int(k)) for k in rng.integers(0, k64 + 2**20 - 64, 200)]
+    for alpha in alphas:
+        lo, hi = rdp.canonical_index(alpha, up=False), rdp.canonical_index(alpha, up=True)
+        assert rdp.canonical_order(lo) <= alpha < rdp.canonical_order(lo + 1), alpha
+        assert rdp.canonical_order(hi - 1) < alpha <= rdp.canonical_order(hi), alpha
 
 
 def test_adaptive_order_search_reaches_its_documented_ceiling_max_order():
