@@ -576,6 +576,20 @@ def test_adaptive_order_search_reaches_its_documented_ceiling_max_order():
     assert got == pytest.approx(float(_improved_gaussian_eps_mp(2**20, z, delta)), rel=1e-9)
 
 
+def test_effective_gaussian_of_mixtures_counted_as_their_common_gaussian_by_hand():
+    """With full_gradient_only a MixtureOfGaussians counts as the Gaussian of shift shift_common
+    (noise multiplier 1 / shift_common): shift 0.5 gives z = 2; three of them composed give
+    (3 / 4)^(-1/2) = 2 / sqrt(3); with a Gaussian(1) beside, (1/4 + 1)^(-1/2) = 2 / sqrt(5). Without
+    the flag a mixture is not a Gaussian (None). (shift_common * 2 for shift_common ** 2 survived
+    the accounting tests: seed 43.)"""
+    mix = MixtureOfGaussians(0.5, 3.0, 0.01)
+    assert rdp.effective_gaussian(mix, full_gradient_only=True) == pytest.approx(2.0, rel=1e-15)
+    assert rdp.effective_gaussian(SelfComposed(mix, 3), full_gradient_only=True) == pytest.approx(2 / math.sqrt(3), rel=1e-15)
+    both = Composed((mix, Gaussian(1.0)))
+    assert rdp.effective_gaussian(both, full_gradient_only=True) == pytest.approx(2 / math.sqrt(5), rel=1e-15)
+    assert rdp.effective_gaussian(mix) is None and rdp.effective_gaussian(both) is None
+
+
 def test_effective_gaussian_of_composed_gaussians_is_the_closed_form():
     """Composing Gaussians of noise multipliers z_i is one Gaussian of z_eff = (sum_i z_i^-2)^(-1/2)
     (Dong, Roth and Su (2022), Corollary 3.3), worked by hand: z = 1 and 2 give 1 / sqrt(1 + 1/4) =
