@@ -168,14 +168,16 @@ def canonical_index(alpha: float, up: bool) -> int:
     x = math.log((alpha - 1.0) / ORDER_FLOOR) / _CANON_STEP if alpha <= canonical_order(_CANON_K64) else _CANON_K64 + (alpha - 64.0)
     k = max(min(math.ceil(x) if up else math.floor(x), kmax), 0)
     # x is rounded (by about 2e-10 at most) and, between the last canonical order below 64 and 65,
-    # up to 0.003 below the index: the exact neighbour is at most one index away
+    # up to 0.003 below the index: the exact neighbour is at most one index away. (x > 0 here: the
+    # float just above 1 + ORDER_FLOOR has alpha - 1 above ORDER_FLOOR; so k >= 1 when rounding up,
+    # and k = 0 when rounding down only with canonical_order(0) < alpha.)
     if up:
-        if k > 0 and canonical_order(k - 1) >= alpha:
+        if canonical_order(k - 1) >= alpha:
             k -= 1
         elif k < kmax and canonical_order(k) < alpha:
             k += 1
     else:
-        if k > 0 and canonical_order(k) > alpha:
+        if canonical_order(k) > alpha:
             k -= 1
         elif k < kmax and canonical_order(k + 1) <= alpha:
             k += 1

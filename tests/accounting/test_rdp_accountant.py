@@ -541,6 +541,11 @@ def test_canonical_orders_and_their_index():
         assert rdp.canonical_order(lo + 1) > alpha > rdp.canonical_order(hi - 1)
     assert rdp.canonical_index(1 + 9.99999999e-7, up=True) == rdp.canonical_index(1.0 + 1e-9, up=False) == 0
     assert rdp.canonical_index(2.0**21, up=True) == rdp.canonical_index(2.0**21, up=False) == k64 + 2**20 - 64
+    # the first floats above the floor 1 + 1e-6 lie between canonical orders 0 and 1
+    a = rdp.canonical_order(0)
+    for _ in range(50):
+        a = float(np.nextafter(a, 2.0))
+        assert (rdp.canonical_index(a, up=False), rdp.canonical_index(a, up=True)) == (0, 1)
     # seeded orders over the whole range, and the canonical orders themselves: the index brackets by definition
     rng = np.random.default_rng(0)
     alphas = [1 + 10 ** rng.uniform(-5.9, 1.79) for _ in range(600)] + list(rng.uniform(63.99, 65.01, 200))
