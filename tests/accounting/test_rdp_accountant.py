@@ -541,6 +541,10 @@ def test_canonical_orders_and_their_index():
         assert rdp.canonical_order(lo + 1) > alpha > rdp.canonical_order(hi - 1)
     assert rdp.canonical_index(1 + 9.99999999e-7, up=True) == rdp.canonical_index(1.0 + 1e-9, up=False) == 0
     assert rdp.canonical_index(2.0**21, up=True) == rdp.canonical_index(2.0**21, up=False) == k64 + 2**20 - 64
+    # every 997th canonical order below 64: its logarithm rounds above k about as often as below (the
+    # guess is then corrected by one index, up or down), and the index is k either way
+    for k in range(1, k64, 997):
+        assert rdp.canonical_index(rdp.canonical_order(k), up=True) == rdp.canonical_index(rdp.canonical_order(k), up=False) == k, k
     # the first floats above the floor 1 + 1e-6 lie between canonical orders 0 and 1
     a = rdp.canonical_order(0)
     for _ in range(50):
