@@ -449,10 +449,29 @@ def test_calibrate_sigma_dp_rsvrg_reports_a_bad_setting_by_the_events_rule():
 
 
 def test_calibrate_sigma_accepts_a_factor_just_above_one():
-    """eps(sigma) = 1 / sigma meets eps = 1 exactly from sigma = 1 on (closed form), so with
-    sigma0 = 1 and any factor > 1 the calibrated sigma is 1 and its bracket lies below it."""
-    c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0 + 1e-7)
-    assert c.sigma == 1.0 and c.eps_at_sigma == 1.0 and c.bracket[0] < 1.0
+    """eps(sigma) = 1 / sigma meets eps = 1 exactly from sigma = 1 on (closed form), and sigma = 1 is
+    the grid point k = 0, so with any factor > 1 and from above, at or below it, the calibrated sigma
+    is 1 and its bracket lies below it. From sigma0 = 2 the downward search meets eps(1) = 1 = the
+    target on its way: that point meets the target, so the search must go on below it (a mutant that
+    stopped there, taking eps = target for eps > target, answered exp(h) instead of 1)."""
+    for kw in (dict(factor=1.0 + 1e-7), dict(sigma0=2.0), dict(sigma0=0.5)):
+        c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, **kw)
+        assert c.sigma == 1.0 and c.eps_at_sigma == 1.0 and c.bracket[0] < 1.0, kw
+
+
+def test_calibrate_sigma_refuses_a_search_that_leaves_float_range_downwards():
+    """eps(sigma) = 0.5 <= 1 for every sigma: with a budget large enough, the downward search reaches
+    sigma below the smallest float (about 1075 halvings) and refuses there, without evaluating eps at
+    sigma = 0."""
+    seen = []
+
+    def f(s):
+        seen.append(s)
+        return 0.5
+
+    with pytest.raises(ValueError, match=r"^calibrate_sigma: the search left float range at sigma = exp\(-7\d\d\.\d+\) after \d+ evaluations"):
+        cal.calibrate_sigma(f, 1.0, max_iter=5000)
+    assert min(seen) > 0.0 and 1000 < len(seen) < 1200
 
 
 def _grid_answer(eps_of, target, rtol, guess):
