@@ -561,6 +561,12 @@ def test_calibrate_sigma_brackets_within_max_iter_evaluations():
     still above it, and the refusal says so."""
     c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 15, max_iter=4)
     assert (c.sigma, c.bracket[0]) == _grid_answer(lambda s: 1.0 / s, 1.0 / 15, 1e-6, 15.0)
+    # the fifth evaluation meets the target exactly (target = eps at that grid point, K h = log 2 steps
+    # from k = 0): found, not refused, and that point is the answer
+    h = (1.0 - 2.0**-7) * math.log1p(1e-6)
+    s5 = math.exp(4 * round(math.log(2.0) / h) * h)
+    c = cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / s5, max_iter=4)
+    assert c.sigma == s5 and c.eps_at_sigma == 1.0 / s5
     with pytest.raises(ValueError, match=r"^calibrate_sigma: eps\(16\) = 0\.0625 still > target 0\.015625 after 5 evaluations; "
                                          r"no upper bracket$"):
         cal.calibrate_sigma(lambda s: 1.0 / s, 1.0 / 64, max_iter=4)
