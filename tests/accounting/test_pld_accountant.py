@@ -880,3 +880,12 @@ def test_truncate_moves_each_tail_of_at_most_tail_mass_by_hand(pessimistic):
     assert p.inf == (pytest.approx(5e-19, rel=1e-15) if pessimistic else 0.0)
     dropped = 0.0 if pessimistic else p.tails
     assert math.fsum(p.masses) + p.inf + dropped == pytest.approx(math.fsum(m), rel=1e-15)
+
+
+def test_truncate_a_lower_tail_alone_by_hand():
+    """Masses (5e-19, 0.5, 0.5) from lo = 0: only the first is a tail (5e-19 <= TAIL_MASS = 1e-18, the
+    upper one is 0.5). By hand, pessimistic: lo = 1, masses (0.5 + 5e-19, 0.5), inf 0, tails 5e-19 (a
+    mutant that truncated only when both ends had a tail returned the PLD unchanged)."""
+    p = pld.DiscretePLD(0.1, 0, np.array([5e-19, 0.5, 0.5])).truncate()
+    assert p.lo == 1 and p.inf == 0.0 and p.tails == 5e-19
+    np.testing.assert_array_equal(p.masses, [0.5 + 5e-19, 0.5])
