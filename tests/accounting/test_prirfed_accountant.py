@@ -551,6 +551,14 @@ def test_calibrate_sigma_tries_the_lower_hint_first(star):
     assert seen[1] == math.exp(math.floor(math.log(hint) / h) * h)
     assert c.evaluations == len(seen) <= 4
     assert (c.sigma, c.bracket[0]) == _grid_answer(lambda s: 0.7 * star / s, 0.7, 1e-6, star)
+    # a hint on sigma0's own grid point (sigma0 = e^{(K + 0.3) h} rounds to K, the hint e^{(K + 0.1) h}
+    # down to K) is no lower end: the search steps down by its factor instead (a mutant that took it
+    # evaluated sigma0's grid point again and again, then refused)
+    K = round(math.log(3 * star) / h)
+    seen.clear()
+    c = cal.calibrate_sigma(f, 0.7, sigma0=math.exp((K + 0.3) * h), lower0=math.exp((K + 0.1) * h))
+    assert seen[0] == math.exp(K * h) and seen[1] < 0.6 * seen[0] and len(set(seen)) == len(seen)
+    assert (c.sigma, c.bracket[0]) == _grid_answer(lambda s: 0.7 * star / s, 0.7, 1e-6, star)
 
 
 def test_calibrate_sigma_brackets_within_max_iter_evaluations():
