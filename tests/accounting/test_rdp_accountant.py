@@ -544,7 +544,12 @@ def test_canonical_orders_and_their_index():
     # every 997th canonical order below 64: its logarithm rounds above k about as often as below (the
     # guess is then corrected by one index, up or down), and the index is k either way
     for k in range(1, k64, 997):
-        assert rdp.canonical_index(rdp.canonical_order(k), up=True) == rdp.canonical_index(rdp.canonical_order(k), up=False) == k, k
+        a = rdp.canonical_order(k)
+        assert rdp.canonical_index(a, up=True) == rdp.canonical_index(a, up=False) == k, k
+        # and the floats next to it (the logarithm of either may round onto k)
+        below, above = float(np.nextafter(a, 0.0)), float(np.nextafter(a, 2.0**21))
+        assert (rdp.canonical_index(below, up=False), rdp.canonical_index(below, up=True)) == (k - 1, k), k
+        assert (rdp.canonical_index(above, up=False), rdp.canonical_index(above, up=True)) == (k, k + 1), k
     # the first floats above the floor 1 + 1e-6 lie between canonical orders 0 and 1
     a = rdp.canonical_order(0)
     for _ in range(50):
