@@ -444,8 +444,9 @@ def gaussian_chi_moments(mu: float, jmax: int) -> np.ndarray:
     return _gaussian_chi_moments_cached(mu, jmax)[: jmax + 1]
 
 
+@lru_cache(maxsize=64)
 def _chi_moment_dominated(mu: float, jmax: int) -> np.ndarray:
-    r"""Where ``4 B_j >= 2 f(j)`` is proven, ``f(j) = exp(mu^2 j (j-1) / 2)``, for ``j = 0..jmax``.
+    r"""Where ``4 B_j >= 2 f(j)`` is proven, ``f(j) = exp(mu^2 j (j-1) / 2)``, for ``j = 0..jmax`` (read-only; cached: an accountant asks for the same shift at every order it tries).
 
     There the ``j``-th term of WBK19's Gaussian bound, :math:`\min\{4B_j, 2e^{(j-1)\epsilon(j)}\}`
     with :math:`e^{(j-1)\epsilon(j)} = f(j)`, is its second entry whatever :math:`B_j` is, so
@@ -470,6 +471,7 @@ def _chi_moment_dominated(mu: float, jmax: int) -> np.ndarray:
     top = logf[js]
     out[js] = lneg <= top - math.log(2.0) - 1e-9 * (1.0 + np.abs(top))
     out[3:jmax:2] = out[2 : jmax - 1 : 2] & out[4 : jmax + 1 : 2]
+    out.setflags(write=False)
     return out
 
 
@@ -515,7 +517,7 @@ def wbk19_gaussian_log_a(alphas, q: float, noise_multiplier: float) -> np.ndarra
     j = np.arange(amax + 1, dtype=np.float64)
     second = math.log(2.0) + (j - 1) * j / (2.0 * z * z)
     # B_j only where 4 B_j >= 2 e^{(j-1) eps(j)} is not proven (small shifts: mu below ~1.2)
-    settled = _chi_moment_dominated(1.0 / z, amax + 1)[: amax + 1]
+    settled = _chi_moment_dominated(1.0 / z, amax + 1)[: amax + 1].copy()
     settled[:2] = True
     term = second.copy()
     if not settled.all():
