@@ -114,7 +114,7 @@ _CANON_K64 = math.floor(math.log(63.0 / ORDER_FLOOR) / _CANON_STEP)
 
 
 def canonical_order(k: int) -> float:
-    r"""The ``k``-th canonical order: :math:`1 + 10^{-6} e^{k\rho}`, :math:`\rho = \log(1 + \mathrm{REFINE\_RTOL})`, below 64, then the integers from 65 to :data:`MAX_ORDER`.
+    r"""The ``k``-th canonical order: :math:`1 + 10^{-6} e^{k\rho}` with ``rho = log(1 + REFINE_RTOL)`` below 64, then the integers from 65 to :data:`MAX_ORDER`.
 
     Helper, not a paper formula. The adaptive :class:`RdpAccountant` reports the minimum of eps
     over these orders (near the best order its search finds), so its eps does not depend on the
