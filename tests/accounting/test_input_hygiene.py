@@ -284,3 +284,37 @@ def test_every_count_is_refused_at_zero(fn, where, kw, params):
         msg = str(err.value)
         assert msg.startswith(where if isinstance(where, str) else tuple(where)), (name, msg)
         assert f"{name} must be >= 1" in msg, (name, msg)
+
+
+def test_events_store_their_validated_parameters_as_python_numbers():
+    """Every event validates its numbers and keeps the validated value: rates, shifts and budgets as
+    Python floats, counts as Python ints, sequences of events as tuples, whatever came in (NumPy
+    scalars, ints, lists). Values exactly representable in float32 are used, so each comparison is
+    exact. (Dropping the store of the validated noise multiplier survived every accounting test:
+    the caller's np.float32 or int stayed in the event; seed 44.)"""
+    import numpy as np
+
+    from prirfed.reference.accounting.events import (
+        ADD_REMOVE, Activation, Composed, EpsilonDelta, Gaussian, MixtureOfGaussians, PoissonSampled,
+        SampledWithoutReplacement, SelfComposed, WorstCase,
+    )
+
+    f32, i64 = np.float32, np.int64
+    checks = [
+        (Gaussian(f32(1.5)), {"noise_multiplier": (float, 1.5)}),
+        (Gaussian(2), {"noise_multiplier": (float, 2.0)}),
+        (EpsilonDelta(i64(1), f32(0.25)), {"eps": (float, 1.0), "delta": (float, 0.25)}),
+        (SampledWithoutReplacement(i64(100), i64(10), Gaussian(1.0)), {"n": (int, 100), "m": (int, 10)}),
+        (PoissonSampled(f32(0.5), Gaussian(1.0, ADD_REMOVE)), {"q": (float, 0.5)}),
+        (SelfComposed(Gaussian(1.0), i64(3)), {"k": (int, 3)}),
+        (Activation(f32(0.5), Gaussian(1.0)), {"rho": (float, 0.5)}),
+        (MixtureOfGaussians(f32(0.5), 2, f32(0.25), shift_sample=i64(1)),
+         {"shift_common": (float, 0.5), "shift_rare": (float, 2.0), "p_rare": (float, 0.25), "shift_sample": (float, 1.0)}),
+    ]
+    for ev, fields in checks:
+        for name, (kind, value) in fields.items():
+            got = getattr(ev, name)
+            assert type(got) is kind and got == value, (type(ev).__name__, name, type(got), got)
+    for cls in (Composed, WorstCase):
+        ev = cls([Gaussian(1.0), Gaussian(2.0)])
+        assert type(ev.events) is tuple and len(ev.events) == 2, cls.__name__
