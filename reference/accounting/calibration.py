@@ -345,9 +345,14 @@ def calibration_grid_step(rtol: float) -> float:
     ValueError
         If ``rtol`` is not a number at least ``MIN_RTOL``.
     """
-    rtol = _pos("calibration_grid_step", "rtol", rtol)
+    return _grid_step("calibration_grid_step", rtol)
+
+
+def _grid_step(where: str, rtol) -> float:
+    """:func:`calibration_grid_step`, with the refusal of a bad ``rtol`` under the caller's name."""
+    rtol = _pos(where, "rtol", rtol)
     if not rtol >= MIN_RTOL:
-        raise ValueError(f"calibration_grid_step: rtol = {rtol:g} is below MIN_RTOL = {MIN_RTOL:g}: grid points that close are not "
+        raise ValueError(f"{where}: rtol = {rtol:g} is below MIN_RTOL = {MIN_RTOL:g}: grid points that close are not "
                          "distinct after rounding everywhere in float range")
     return (1.0 - 2.0**-7) * math.log1p(rtol)
 
@@ -405,15 +410,11 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
         raise ValueError(f"calibrate_sigma: eps_of_sigma must be callable (got {eps_of_sigma!r})")
     eps = check_epsilon("calibrate_sigma", eps)
     sigma0 = _pos("calibrate_sigma", "sigma0", sigma0)
-    rtol = _pos("calibrate_sigma", "rtol", rtol)
-    if not rtol >= MIN_RTOL:
-        raise ValueError(f"calibrate_sigma: rtol = {rtol:g} is below MIN_RTOL = {MIN_RTOL:g} (the grid of sigma values cannot be "
-                         "that fine everywhere in float range)")
+    h = _grid_step("calibrate_sigma", rtol)
     max_iter = check_int("calibrate_sigma", "max_iter", max_iter, 2)
     factor = _pos("calibrate_sigma", "factor", factor)
     if factor <= 1:
         raise ValueError(f"calibrate_sigma: factor must be > 1 (got {factor:g})")
-    h = calibration_grid_step(rtol)
     n = 0
 
     def f(k):
