@@ -81,13 +81,8 @@ __all__ = [
     "gaussian_mechanism_sigma_classical",
     "gaussian_delta",
     "analytic_gaussian_sigma",
-    "ANALYTIC_SIGMA_RTOL",
     "TAU_MIN",
 ]
-
-#: relative width of the final bisection bracket of :func:`analytic_gaussian_sigma`
-ANALYTIC_SIGMA_RTOL = 1e-12
-
 
 # ---------------------------------------------------------------------------- input checks
 def check_positive_number(where: str, name: str, value) -> float:
@@ -1006,16 +1001,19 @@ def gaussian_delta(eps, sigma, sensitivity) -> float:
     return first * -math.expm1(e)
 
 
-def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGMA_RTOL) -> float:
+def analytic_gaussian_sigma(eps, delta, sensitivity) -> float:
     r"""Smallest :math:`\sigma` with ``gaussian_delta(eps, sigma, sensitivity) <= delta``, Balle and Wang (2018), Theorem 8.
 
     :math:`\delta(\varepsilon; \sigma)` decreases strictly in :math:`\sigma`, so the answer is found
-    by bracketing (doubling or halving from :math:`\Delta`) and bisection until the bracket
-    :math:`[lo, hi]` satisfies :math:`hi - lo \le \mathrm{rtol}\cdot hi`. The upper end is returned:
-    it satisfies ``gaussian_delta(eps, hi, sensitivity) <= delta`` as computed, and
-    :math:`\sigma^* \le hi \le \sigma^*(1 + \mathrm{rtol})` up to the rounding of the computed delta
-    (at an rtol near float resolution the exact delta at ``hi`` can exceed the target by about 1e-15
-    relative: 1.7e-15 measured at eps = 0.5, rtol = 1e-300). Valid for every :math:`\varepsilon > 0`.
+    by bracketing (doubling or halving from :math:`\Delta`) and then bisecting the bracket's float64
+    bit patterns (positive floats are ordered like their patterns) down to two adjacent floats.
+    The upper one is returned: the smallest float64 :math:`\sigma` whose computed delta meets the
+    target, a number defined without reference to the search (where the computed delta is
+    monotone in :math:`\sigma`, as it is at every value checked). It satisfies
+    ``gaussian_delta(eps, sigma, sensitivity) <= delta`` as computed, the float below it does not,
+    and :math:`\sigma` is within the rounding of the computed delta of :math:`\sigma^*` (the exact
+    delta at it can exceed the target by about 1e-15 relative: 1.7e-15 measured at eps = 0.5).
+    Valid for every :math:`\varepsilon > 0`; the bisection takes at most 63 evaluations.
 
     Parameters
     ----------
@@ -1025,8 +1023,6 @@ def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGM
         Target :math:`\delta`, in :math:`(0, 1)`.
     sensitivity : float
         Sensitivity :math:`\Delta`, > 0.
-    rtol : float, optional
-        Relative width of the final bracket (default :data:`ANALYTIC_SIGMA_RTOL`).
 
     Returns
     -------
@@ -1036,13 +1032,12 @@ def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGM
     Raises
     ------
     ValueError
-        If an argument is out of range.
+        If an argument is out of range, or no float64 :math:`\sigma` meets the target.
     """
     where = "analytic_gaussian_sigma"
     eps = _epsilon(where, eps)
     delta = _delta(where, delta)
     sensitivity = check_positive_number(where, "sensitivity", sensitivity)
-    rtol = check_positive_number(where, "rtol", rtol)
 
     def ok(s):
         if not 0.0 < s < math.inf:
@@ -1059,13 +1054,22 @@ def analytic_gaussian_sigma(eps, delta, sensitivity, rtol: float = ANALYTIC_SIGM
     lo = hi
     while ok(lo):
         lo *= 0.5
-    # invariant: not ok(lo), ok(hi)
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:  # bracket at floating-point resolution
-            break
-        if ok(mid):
-            hi = mid
+    # invariant: not ok(lo), ok(hi); bisect the bit patterns until they are adjacent
+    lo_bits, hi_bits = _float_bits(lo), _float_bits(hi)
+    while hi_bits - lo_bits > 1:
+        mid_bits = (lo_bits + hi_bits) // 2
+        if ok(_bits_float(mid_bits)):
+            hi_bits = mid_bits
         else:
-            lo = mid
-    return hi
+            lo_bits = mid_bits
+    return _bits_float(hi_bits)
+
+
+def _float_bits(x: float) -> int:
+    """The IEEE-754 bit pattern of a float64 as a Python int (increasing with ``x`` for ``x >= 0``)."""
+    return int(np.float64(x).view(np.int64))
+
+
+def _bits_float(k: int) -> float:
+    """The float64 whose bit pattern is ``k`` (inverse of :func:`_float_bits`)."""
+    return float(np.int64(k).view(np.float64))

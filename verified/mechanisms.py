@@ -31,7 +31,6 @@ from numba import njit
 
 from prirfed.reference import mechanisms as _ref
 from prirfed.reference.mechanisms import (  # noqa: F401  (re-exported, same objects)
-    ANALYTIC_SIGMA_RTOL,
     analytic_gaussian_sigma,
     gaussian_delta,
     gaussian_mechanism_sigma_classical,

@@ -100,7 +100,7 @@ def test_classical_formula_fails_beyond_its_precondition():
 @given(eps=st.floats(1e-2, 20.0), delta=deltas, Delta=sens)
 def test_analytic_sigma_is_the_smallest_valid_sigma(eps, delta, Delta):
     """delta(eps; sigma_a) <= delta as computed, and at 50 digits within 1e-9 relative (the
-    bisection stops at rtol 1e-12; d delta / d log sigma is moderate); sigma_a (1 - 1e-9) is not
+    search ends on adjacent floats; d delta / d log sigma is moderate); sigma_a (1 - 1e-9) is not
     valid (minimality, at 50 digits)."""
     s = R.analytic_gaussian_sigma(eps, delta, Delta)
     assert R.gaussian_delta(eps, s, Delta) <= delta
@@ -173,36 +173,46 @@ def test_analytic_sigma_refuses_a_delta_that_is_not_a_number(delta):
 
 
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (0.5, 1e-3), (2.0, 1e-5), (8.0, 1e-9)])
-def test_analytic_sigma_with_a_tolerance_below_float_resolution_ends_on_adjacent_floats(eps, delta, monkeypatch):
-    """rtol = 1e-300 cannot be met by any float bracket: the bisection stops when lo and hi are
-    adjacent floats (documented) and returns hi. There the midpoint rounds (half to even) to hi at
-    eps = 1, but to lo at the other three: the search must stop on either, so it is run with a
-    budget of 4000 delta evaluations (doubling or halving from the sensitivity to a float64 bracket
-    takes at most ~1100 steps, bisecting it to adjacent floats 53; it takes ~60 here). hi meets the
-    target as computed (documented); independent check with 50-digit mpmath of Balle and Wang's
-    delta(eps; sigma): hi is within 1e-13 relative of the exact sigma*, and sound to the accuracy of
-    the float64 delta the search evaluates (about 1e-14 relative: at adjacent floats the exact
-    delta(hi) may exceed the target by that much, 1.7e-15 relative at eps = 0.5)."""
+def test_analytic_sigma_ends_on_adjacent_floats_within_its_evaluation_budget(eps, delta, monkeypatch):
+    """The bisection of the bracket's bit patterns ends on adjacent floats and returns the upper one
+    (documented), in at most 63 halvings after the bracket (doubling or halving from the sensitivity
+    takes a few steps here): counted with a budget of 90 delta evaluations. The answer meets the
+    target as computed and the float just below it does not (the smallest float64 sigma, as
+    documented). Independent check with 50-digit mpmath of Balle and Wang's delta(eps; sigma): sigma
+    is within 1e-13 relative of the exact sigma*, and sound to the accuracy of the float64 delta the
+    search evaluates (about 1e-14 relative: at adjacent floats the exact delta(sigma) may exceed the
+    target by that much, 1.7e-15 relative at eps = 0.5)."""
     calls = []
     plain = R.gaussian_delta
 
     def budgeted(*args, **kwargs):
         calls.append(1)
-        assert len(calls) <= 4000, "the bisection did not stop on adjacent floats"
+        assert len(calls) <= 90, "the bisection did not stop on adjacent floats within 63 halvings"
         return plain(*args, **kwargs)
 
     monkeypatch.setattr(R, "gaussian_delta", budgeted)
-    sigma = R.analytic_gaussian_sigma(eps, delta, 1.0, rtol=1e-300)
+    sigma = R.analytic_gaussian_sigma(eps, delta, 1.0)
 
     def mp_delta(s):
         s, e = mp.mpf(s), mp.mpf(eps)
         return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
 
     assert plain(eps, sigma, 1.0) <= delta
+    assert plain(eps, math.nextafter(sigma, 0.0), 1.0) > delta
     with mp.workdps(50):
         assert mp_delta(sigma) <= delta * (1 + mp.mpf(1e-13))
         exact = mp.findroot(lambda s: mp_delta(s) - delta, mp.mpf(sigma))
         assert sigma >= exact * (1 - mp.mpf(1e-13)) and sigma <= exact * (1 + mp.mpf(1e-13))
+
+
+@given(eps=st.floats(1e-3, 50.0), delta=st.floats(1e-15, 0.9), Delta=st.floats(1e-6, 1e6))
+def test_analytic_sigma_is_the_smallest_float_meeting_the_target(eps, delta, Delta):
+    """The documented answer, a certificate that needs no second search: the returned sigma meets
+    the target as computed and the next float below it does not. A search that stops early (a
+    wider final bracket), bisects the wrong half or returns the lower end fails one of the two."""
+    s = R.analytic_gaussian_sigma(eps, delta, Delta)
+    assert R.gaussian_delta(eps, s, Delta) <= delta
+    assert R.gaussian_delta(eps, math.nextafter(s, 0.0), Delta) > delta
 
 
 def test_gaussian_delta_is_zero_where_phi_a_underflows_and_large_eps_calibrates():
@@ -251,15 +261,16 @@ def test_analytic_sigma_refuses_when_the_bracket_halves_to_zero():
 
 
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-3), (0.3, 1e-6), (1.0, 1e-5)])
-def test_analytic_sigma_default_is_within_1e_12_of_the_exact_sigma(eps, delta):
-    """The documented promise at the default rtol = 1e-12: sigma* <= sigma <= sigma* (1 + 1e-12),
-    sigma* the root of Balle and Wang's delta(eps; sigma) = delta at 50 digits (mpmath), up to
-    1e-14 relative for the float64 evaluation of delta that the search compares. At eps = 0.1,
-    delta = 1e-3 a final bracket twice as wide would end 1.4e-12 above sigma*."""
+def test_analytic_sigma_is_within_float_rounding_of_the_exact_sigma(eps, delta):
+    """sigma* <= sigma <= sigma* (1 + 1e-14) up to 1e-14 relative, sigma* the root of Balle and
+    Wang's delta(eps; sigma) = delta at 50 digits (mpmath): the search ends on adjacent floats, so
+    only the float64 evaluation of delta separates its answer from sigma* (a final bracket of the
+    old default width, 1e-12 relative, would end up to 1.4e-12 above sigma* at eps = 0.1,
+    delta = 1e-3)."""
     sigma = R.analytic_gaussian_sigma(eps, delta, 1.0)
     with mp.workdps(50):
         exact = mp.findroot(lambda s: mp_delta(eps, s, 1.0) - delta, mp.mpf(sigma))
-        assert exact * (1 - mp.mpf(1e-14)) <= sigma <= exact * (1 + mp.mpf(1e-12)) * (1 + mp.mpf(1e-14))
+        assert exact * (1 - mp.mpf(1e-14)) <= sigma <= exact * (1 + mp.mpf(1e-14))
 
 
 def test_gaussian_delta_refuses_an_exponent_whose_sign_is_lost_and_is_never_negative():
