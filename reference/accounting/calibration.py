@@ -701,7 +701,9 @@ def gaussian_exact_epsilon(mu: float, delta: float, tol: float = 1e-12) -> float
     r"""Exact :math:`\epsilon` at ``delta`` of the Gaussian mechanism with shift :math:`\mu = \Delta/\sigma` (Balle and Wang (2018), Theorem 8).
 
     Bisection on :func:`prirfed.reference.mechanisms.gaussian_delta` (decreasing in
-    :math:`\epsilon`); returns the upper end of the final bracket. A :math:`K`-fold adaptive
+    :math:`\epsilon`): the bracket starts at :math:`[0, 1]` and doubles until its upper end meets
+    ``delta``, then is halved until its width is at most ``tol * max(1, hi)``; returns the upper end
+    of the final bracket. A :math:`K`-fold adaptive
     composition of Gaussian mechanisms with shift :math:`\mu` is exactly a Gaussian mechanism with
     shift :math:`\sqrt K\mu` (Dong, Roth and Su (2022), Corollary 3.3).
 

@@ -674,7 +674,9 @@ def test_calibration_gaussian_exact_epsilon_replays_its_bisection_by_hand():
     = 0.125, i.e. at [0, 0.125]: returns 0.125. mu = 3, delta = 1e-8 (root 20.774, mpmath): doubling
     1, 2, 4, 8, 16, 32 gives [16, 32]; mids 24 (above the root: hi), 20 (below: lo), 22 (hi), 21 (hi),
     20.5 (lo) leave [20.5, 21], width 0.5 <= 21/32: returns 21. At delta = delta(0) itself (as the
-    mechanisms module computes it) eps is 0."""
+    mechanisms module computes it) eps is 0. At tol = 1 with the root below 1 the documented first
+    bracket [0, 1] is already narrow enough (1 <= 1 max(1, 1)): returns 1 (a first bracket of
+    [0, 2] or [0, 1/2] would return 2 or 1/2)."""
     from prirfed.reference.mechanisms import gaussian_delta
 
     tv = math.erf(0.1 / (2 * math.sqrt(2)))
@@ -682,6 +684,7 @@ def test_calibration_gaussian_exact_epsilon_replays_its_bisection_by_hand():
     assert 20.5 < float(mpx.gaussian_exact_epsilon(1e-8, 3.0)) < 21
     assert cal.gaussian_exact_epsilon(3.0, 1e-8, tol=1 / 32) == 21.0
     assert cal.gaussian_exact_epsilon(0.1, gaussian_delta(0.0, 1.0, 0.1)) == 0.0
+    assert cal.gaussian_exact_epsilon(0.1, tv * (1 - 1e-3), tol=1.0) == 1.0
 
 
 @pytest.mark.parametrize("factor", [1.01, 1 + 1e-9, 0.99, 0.5])
