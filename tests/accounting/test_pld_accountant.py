@@ -89,6 +89,19 @@ def test_binomial_gaussian_is_a_mixture_of_gaussians():
         assert pld.binomial_gaussian_delta(e, rho, mu, T) == pytest.approx(float(want), rel=1e-11)
 
 
+def test_binomial_gaussian_keeps_every_weight_above_1e_40_deep_in_the_tail():
+    """The documented cut: only weights below 1e-40 are dropped (their mass added). At T = 10,
+    rho = 0.01 the smallest weight is rho^10 = 1e-20, which must be kept: the curve is 2.0e-22 at
+    eps = 20 and 1.5e-28 at eps = 25, so adding that weight's whole mass instead (a cut at 1e-20)
+    would be off by factors of 50 and 7e7. Against the 50-digit sum of the mixture."""
+    rho, mu, T = 0.01, 1.0, 10
+    for e in [20.0, 25.0]:
+        want = mp.fsum(mp.binomial(T, j) * mp.mpf(rho) ** j * (1 - mp.mpf(rho)) ** (T - j) * mpx.gaussian_exact_delta(e, mp.sqrt(j) * mu)
+                       for j in range(1, T + 1))
+        assert float(want) < 1e-21
+        assert pld.binomial_gaussian_delta(e, rho, mu, T) == pytest.approx(float(want), rel=1e-10, abs=0)
+
+
 # ------------------------------------------------------------------------------- discretisation
 
 

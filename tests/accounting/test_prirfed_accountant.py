@@ -283,6 +283,10 @@ def test_exact_blackbox_tol_is_validated_and_large_T_is_linear():
     T = 100_000
     n, log_w, _, _ = pa._blackbox_delta_terms(0.15, 0.0, 0.01, T)
     assert n.size <= T + 1
+    # lru_cached: the arrays are shared with every later call, so a caller must not be able to write
+    for arr in (n, log_w):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = arr[0]
     e_adv, d_adv = pa.blackbox_advanced(0.15, 0.0, 100, 1, T, 1e-5)
     e_T = pa.blackbox_exact_epsilon(0.15, 0.0, 0.01, T, d_adv)
     assert 0 < e_T <= e_adv
