@@ -155,13 +155,13 @@ def test_privacy_report_reads_each_bound_and_names_its_source():
     assert exact < lo_r
     for acc, name in (("pld", "pld"), ("rdp", "rdp"), ("best", "pld"), (PldAccountant(1e-3), "PldAccountant")):
         r = privacy_report(Gaussian(2.0), d, acc)
-        assert r.lower == pytest.approx(exact, rel=1e-9) and r.accountant == name and r.delta == d
+        assert r.lower == pytest.approx(exact, rel=1e-9, abs=0) and r.accountant == name and r.delta == d
         if isinstance(acc, str):
-            assert r.pld == pytest.approx(exact, rel=1e-9) and lo_r * (1 - 1e-12) <= r.rdp <= hi_r * (1 + 1e-12)
+            assert r.pld == pytest.approx(exact, rel=1e-9, abs=0) and lo_r * (1 - 1e-12) <= r.rdp <= hi_r * (1 + 1e-12)
         else:
             assert r.pld is None and r.rdp is None
         up = r.rdp if name == "rdp" else exact
-        assert r.upper == pytest.approx(up, rel=1e-9) and r.gap == pytest.approx(up - exact, abs=1e-9 * up)
+        assert r.upper == pytest.approx(up, rel=1e-9, abs=0) and r.gap == pytest.approx(up - exact, abs=1e-9 * up)
 
 
 def test_privacy_report_refuses_an_upper_bound_below_the_attained_lower_bound():

@@ -72,7 +72,7 @@ def test_account_prints_lower_and_upper_and_takes_the_accountant(capsys):
         assert code == 0 and f"accountant {acc}" in out
         vals[acc] = float(out.split("gives eps = ")[1].split()[0])
         lo, up = (float(x) for x in out.split("eps in [")[1].split("]")[0].split(", "))
-        assert lo <= up == pytest.approx(vals[acc], rel=1e-5) and "upper/lower" in out
+        assert lo <= up == pytest.approx(vals[acc], rel=1e-5, abs=0) and "upper/lower" in out
     assert vals["best"] == vals["pld"] < vals["rdp"]
 
 

@@ -81,18 +81,18 @@ def test_theorem_4_2_matches_mpmath(N, s, T):
 
 
 def test_closed_forms():
-    assert sequential_composition([0.1, 0.2], [1e-5, 2e-5]) == pytest.approx((0.3, 3e-5), rel=1e-15)
+    assert sequential_composition([0.1, 0.2], [1e-5, 2e-5]) == pytest.approx((0.3, 3e-5), rel=1e-15, abs=0)
     e, d = advanced_composition(0.1, 1e-6, 10, 1e-5)
-    assert e == pytest.approx(math.sqrt(20 * math.log(1e5)) * 0.1 + 10 * 0.1 * math.expm1(0.1), rel=1e-15)
-    assert d == pytest.approx(1e-5 + 1e-5, rel=1e-15)
+    assert e == pytest.approx(math.sqrt(20 * math.log(1e5)) * 0.1 + 10 * 0.1 * math.expm1(0.1), rel=1e-15, abs=0)
+    assert d == pytest.approx(1e-5 + 1e-5, rel=1e-15, abs=0)
     # Lemma 4.1 at rho = 1 is the identity
-    assert subsampling_lemma_4_1(0.7, 1e-5, 1.0) == pytest.approx((0.7, 1e-5), rel=1e-15)
+    assert subsampling_lemma_4_1(0.7, 1e-5, 1.0) == pytest.approx((0.7, 1e-5), rel=1e-15, abs=0)
     # pre-processing with c = 1 is the identity; group privacy of size 2
     assert preprocessing_theorem_4_1(0.3, 1e-5, 1) == pytest.approx((0.3, 1e-5))
     assert group_privacy(0.3, 1e-5, 2) == pytest.approx((0.6, 2 * math.exp(0.3) * 1e-5))
     for args in [(0.3, 1e-5, 0.2), (2.0, 1e-3, 0.01)]:
-        assert subsampling_lemma_4_1(*args)[0] == pytest.approx(float(mpx.subsampling_lemma_4_1(*args)[0]), rel=1e-14)
-    assert advanced_composition(0.1, 1e-6, 10, 1e-5)[0] == pytest.approx(float(mpx.advanced_composition(0.1, 10, 1e-5)), rel=1e-14)
+        assert subsampling_lemma_4_1(*args)[0] == pytest.approx(float(mpx.subsampling_lemma_4_1(*args)[0]), rel=1e-14, abs=0)
+    assert advanced_composition(0.1, 1e-6, 10, 1e-5)[0] == pytest.approx(float(mpx.advanced_composition(0.1, 10, 1e-5)), rel=1e-14, abs=0)
 
 
 def test_group_privacy_and_pre_processing_where_the_group_size_shows():
@@ -102,11 +102,11 @@ def test_group_privacy_and_pre_processing_where_the_group_size_shows():
     delta = 0 stays 0 at c = 4, and at c = 700 the large exponent is still evaluated:
     700 e^699 1e-6 = 2.7e300 (mpmath; a delta above 1 says nothing, but it is the formula's value)."""
     want = (1.5, 3 * math.e * 1e-6)
-    assert group_privacy(0.5, 1e-6, 3) == pytest.approx(want, rel=1e-15)
-    assert preprocessing_theorem_4_1(0.5, 1e-6, 3) == pytest.approx(want, rel=1e-15)
+    assert group_privacy(0.5, 1e-6, 3) == pytest.approx(want, rel=1e-15, abs=0)
+    assert preprocessing_theorem_4_1(0.5, 1e-6, 3) == pytest.approx(want, rel=1e-15, abs=0)
     assert group_privacy(0.5, 0.0, 4) == (2.0, 0.0)
     e, d = group_privacy(1.0, 1e-6, 700)
-    assert e == 700.0 and d == pytest.approx(float(700 * mp.exp(699) * mp.mpf("1e-6")), rel=1e-13)
+    assert e == 700.0 and d == pytest.approx(float(700 * mp.exp(699) * mp.mpf("1e-6")), rel=1e-13, abs=0)
 
 
 @pytest.mark.parametrize("eps,delta,got", [([0.1], [1e-5, 1e-5], "1 and 2"), ([], [], "0 and 0")])
@@ -162,8 +162,8 @@ def test_theorem_4_2_takes_basic_composition_where_it_is_smaller(N, s, T):
     assert T * et < adv
     e, d = theorem_4_2(eps, delta, N, s, T, dh)
     em, dm = mpx.theorem_4_2(eps, delta, N, s, T, dh)
-    assert e == pytest.approx(T * et, rel=1e-14) and float(em) == pytest.approx(T * et, rel=1e-14)
-    assert d == pytest.approx(dh + T * rho * s * delta, rel=1e-14) and float(dm) == pytest.approx(d, rel=1e-14)
+    assert e == pytest.approx(T * et, rel=1e-14, abs=0) and float(em) == pytest.approx(T * et, rel=1e-14, abs=0)
+    assert d == pytest.approx(dh + T * rho * s * delta, rel=1e-14, abs=0) and float(dm) == pytest.approx(d, rel=1e-14, abs=0)
 
 
 def test_theorem_4_2_refuses_no_agents_by_name():
@@ -183,10 +183,10 @@ def test_paper_accountant_on_subsampled_composed_and_few_rounds():
 
     acc = paper.PaperAccountant()
     e, d = acc.epsilon_delta(SampledWithoutReplacement(100, 10, EpsilonDelta(1.0, 1e-5)))
-    assert e == pytest.approx(math.log(1 + 0.1 * (math.e - 1)), rel=1e-15) and d == pytest.approx(1e-6, rel=1e-15)
-    assert acc.epsilon_delta(Composed((EpsilonDelta(0.1, 1e-6), EpsilonDelta(0.2, 2e-6)))) == pytest.approx((0.3, 3e-6), rel=1e-15)
-    assert acc.epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 50)) == pytest.approx((7.5, 5e-3), rel=1e-15)
-    assert paper.PaperAccountant(delta_prime=1e-3).epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 2)) == pytest.approx((0.3, 2e-4), rel=1e-15)
+    assert e == pytest.approx(math.log(1 + 0.1 * (math.e - 1)), rel=1e-15, abs=0) and d == pytest.approx(1e-6, rel=1e-15, abs=0)
+    assert acc.epsilon_delta(Composed((EpsilonDelta(0.1, 1e-6), EpsilonDelta(0.2, 2e-6)))) == pytest.approx((0.3, 3e-6), rel=1e-15, abs=0)
+    assert acc.epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 50)) == pytest.approx((7.5, 5e-3), rel=1e-15, abs=0)
+    assert paper.PaperAccountant(delta_prime=1e-3).epsilon_delta(SelfComposed(EpsilonDelta(0.15, 1e-4), 2)) == pytest.approx((0.3, 2e-4), rel=1e-15, abs=0)
 
 
 def test_lemma_4_1_where_both_terms_of_the_large_eps_form_count():
@@ -195,7 +195,7 @@ def test_lemma_4_1_where_both_terms_of_the_large_eps_form_count():
     50-digit mpmath gives 0.700238008480711 (1e-12 relative)."""
     with mp.workdps(50):
         want = mp.log1p(mp.mpf(1e-304) * mp.expm1(700))
-    assert subsampling_lemma_4_1(700.0, 0.0, 1e-304) == pytest.approx((float(want), 0.0), rel=1e-12)
+    assert subsampling_lemma_4_1(700.0, 0.0, 1e-304) == pytest.approx((float(want), 0.0), rel=1e-12, abs=0)
 
 
 def test_lemma_4_1_on_both_sides_of_the_switch_to_the_large_eps_form():
@@ -217,7 +217,7 @@ def test_advanced_composition_where_e_to_the_eps_is_large_or_overflows():
     with mp.workdps(50):
         want = float(mp.sqrt(2 * mp.log(2)) * 400 + 400 * mp.expm1(400))
     e, d = advanced_composition(400.0, 1e-7, 1, 0.5)
-    assert e == pytest.approx(want, rel=1e-14) and d == pytest.approx(0.5 + 1e-7, rel=1e-15)
+    assert e == pytest.approx(want, rel=1e-14, abs=0) and d == pytest.approx(0.5 + 1e-7, rel=1e-15, abs=0)
     assert advanced_composition(710.0, 0.0, 3, 0.5) == (math.inf, 0.5)
 
 

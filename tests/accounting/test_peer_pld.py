@@ -164,7 +164,7 @@ def test_tensorflow_privacy_wbk19_value_at_order_256_differs_from_the_formula():
     792.9744: an older implementation detail of the peer, noted rather than matched."""
     r = rdp.RdpAccountant([256.0]).compose(SampledWithoutReplacement(10_000, 100, Gaussian(2.5)), 50).rdp_curve[0]
     peer = 50 * R._compute_rdp_sample_wor_gaussian(0.01, 2.5, [256.0])[0]
-    assert r == pytest.approx(peer, rel=1e-10) and r == pytest.approx(792.9744, abs=1e-3)
+    assert r == pytest.approx(peer, rel=1e-10, abs=0) and r == pytest.approx(792.9744, abs=1e-3)
     assert abs(r - 792.838516) > 0.1
 
 
@@ -177,7 +177,7 @@ def test_opacus_test_values():
     AR = ADD_REMOVE
     ev = PoissonSampled(0.04, Gaussian(1.5, AR))
     opacus_orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
-    assert rdp.RdpAccountant(opacus_orders, relation=AR).compose(ev, 2250).get_epsilon(1e-5) == pytest.approx(7.32911117143, rel=1e-9)
+    assert rdp.RdpAccountant(opacus_orders, relation=AR).compose(ev, 2250).get_epsilon(1e-5) == pytest.approx(7.32911117143, rel=1e-9, abs=0)
     up = pld.PldAccountant(relation=AR).compose(ev, 2250).get_epsilon(1e-5)
     assert 6.777395712150674 * (1 - 3e-3) <= up <= 6.777395712150674
     for steps, want_rdp, want_prv in [(2250, 1.416, 1.34765625), (2000, 1.3562, 1.2915)]:

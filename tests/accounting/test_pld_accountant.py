@@ -48,11 +48,22 @@ def hockey_mp(P, Q, gamma, lo=-60, hi=60, dps=30):
 
 @pytest.mark.parametrize("mu", [0.05, 1.0, 4.0])
 def test_gaussian_curve_matches_mpmath(mu):
+    """Balle and Wang's curve against 50 digits, relative (abs=0: deltas down to 1e-91 are
+    compared, which pytest's default absolute 1e-12 would accept whatever their value). The
+    evaluation forms delta = Phi(a)(1 - e^x), x = eps + log Phi(b) - log Phi(a): x carries an
+    absolute rounding error of a few u (eps + |log Phi(a)| + |log Phi(b)|), which 1 - e^x amplifies
+    by e^x / (1 - e^x); the tolerance is 1e-13 plus 4 u times that condition number (at mu = 0.05,
+    eps = 1, where x = -2.5e-3 and the logs are about -204, the error is 1.6e-11 against a bound
+    of 7.3e-11)."""
     for e in [0.0, 0.3, 1.0, 5.0, 20.0]:
         want = mpx.gaussian_exact_delta(e, mu)
         got = pld.gaussian_delta(e, mu)
         if want > 1e-300:
-            assert got == pytest.approx(float(want), rel=1e-11)
+            with mp.workdps(40):
+                la, lb = mp.log(mp.ncdf(mu / 2 - e / mp.mpf(mu))), mp.log(mp.ncdf(-mu / 2 - e / mp.mpf(mu)))
+                x = e + lb - la
+                cond = float((e + abs(la) + abs(lb)) * mp.exp(x) / -mp.expm1(x))
+            assert got == pytest.approx(float(want), rel=1e-13 + 4 * 2.0**-53 * cond, abs=0)
 
 
 def test_kov_curve_is_the_canonical_pair():
@@ -86,7 +97,7 @@ def test_binomial_gaussian_is_a_mixture_of_gaussians():
     for e in [0.0, 0.5, 2.0]:
         want = mp.fsum(mp.binomial(T, j) * mp.mpf(rho) ** j * (1 - mp.mpf(rho)) ** (T - j) * mpx.gaussian_exact_delta(e, mp.sqrt(j) * mu)
                        for j in range(1, T + 1))
-        assert pld.binomial_gaussian_delta(e, rho, mu, T) == pytest.approx(float(want), rel=1e-11)
+        assert pld.binomial_gaussian_delta(e, rho, mu, T) == pytest.approx(float(want), rel=1e-11, abs=0)
 
 
 def test_binomial_gaussian_keeps_every_weight_above_1e_40_deep_in_the_tail():
@@ -299,7 +310,7 @@ def test_window_and_truncation_keep_the_bound_sound():
     exact Gaussian composition."""
     acc = pld.PldAccountant().compose(SelfComposed(SampledWithoutReplacement(10, 10, Gaussian(0.02)), 1))
     exact = float(mpx.gaussian_exact_epsilon(1e-5, 50.0))
-    assert acc.get_epsilon(1e-5) == pytest.approx(exact, rel=1e-10)  # q = 1: one Gaussian, exact
+    assert acc.get_epsilon(1e-5) == pytest.approx(exact, rel=1e-10, abs=0)  # q = 1: one Gaussian, exact
     wide = pld.PldAccountant().compose(SelfComposed(Activation(0.5, SampledWithoutReplacement(100, 50, Gaussian(0.05))), 3))
     e = wide.get_epsilon(1e-5)
     assert wide.grid_used > 1e-3
@@ -425,9 +436,9 @@ def test_mix_weights_every_error_term_like_the_masses():
     b = pld.DiscretePLD(h=0.1, lo=0, masses=np.array([0.5, 0.3]), inf=0.2, slack=3e-9, tails=8e-8)
     c = a.mix(b, 0.25)
     np.testing.assert_allclose(c.masses, [0.25 * 0.9 + 0.75 * 0.5, 0.75 * 0.3], rtol=1e-15)
-    assert c.inf == pytest.approx(0.175, rel=1e-15)
-    assert c.slack == pytest.approx(2.5e-9, rel=1e-15)
-    assert c.tails == pytest.approx(7e-8, rel=1e-15)
+    assert c.inf == pytest.approx(0.175, rel=1e-15, abs=0)
+    assert c.slack == pytest.approx(2.5e-9, rel=1e-15, abs=0)
+    assert c.tails == pytest.approx(7e-8, rel=1e-15, abs=0)
 
 
 def test_pair_zip_keeps_both_orders_unless_both_pairs_are_symmetric():
@@ -454,8 +465,8 @@ def test_curve_at_counts_the_mass_at_infinity_like_the_definition():
     losses, masses = [-1.0, -0.5, 0.0, 0.5, 1.0], [0.2, 0.3, 0.1, 0.15, 0.05]
     for eps in (0.0, 0.4, 0.7, 3.0):
         want = sum(m * (1 - math.exp(eps - l)) for l, m in zip(losses, masses) if l > eps) + 0.2
-        assert d.delta(eps) == pytest.approx(want, rel=1e-14)
-        assert d.curve_at([eps])[0] == pytest.approx(want, rel=1e-12)
+        assert d.delta(eps) == pytest.approx(want, rel=1e-14, abs=0)
+        assert d.curve_at([eps])[0] == pytest.approx(want, rel=1e-12, abs=0)
 
 
 def test_best_epsilon_falls_back_to_rdp_when_the_pld_grid_cannot_hold_the_event():
@@ -473,7 +484,7 @@ def test_best_epsilon_falls_back_to_rdp_when_the_pld_grid_cannot_hold_the_event(
         acc.get_epsilon(1e-5)
     r = RdpAccountant(relation=ADD_REMOVE)
     r.compose(ev)
-    assert epsilon(ev, 1e-5) == pytest.approx(r.get_epsilon(1e-5), rel=1e-12)
+    assert epsilon(ev, 1e-5) == pytest.approx(r.get_epsilon(1e-5), rel=1e-12, abs=0)
 
 
 def test_symmetric_pair_curve_and_negative_eps_refused():
@@ -483,7 +494,7 @@ def test_symmetric_pair_curve_and_negative_eps_refused():
     d = pld.DiscretePLD(h=0.5, lo=-2, masses=np.array([0.2, 0.3, 0.1, 0.15, 0.05]), inf=0.2)
     c = pld.PldPair(d).curve()
     assert c.symmetric and c.inf_r == 0.0 and c.inf_f == 0.2
-    assert c.fwd(np.array([0.4]))[0] == pytest.approx(d.delta(0.4), rel=1e-12)
+    assert c.fwd(np.array([0.4]))[0] == pytest.approx(d.delta(0.4), rel=1e-12, abs=0)
     with pytest.raises(ValueError, match="gaussian_delta: eps must be finite and >= 0"):
         pld.gaussian_delta(-0.5, 1.0)
 
@@ -557,7 +568,7 @@ def test_curves_refuse_an_eps_that_is_not_a_finite_number_at_least_0(name, curve
 @pytest.mark.parametrize("mu", [0.3, 2.0])
 def test_gaussian_curve_at_eps_0_the_boundary_is_the_total_variation(mu):
     """eps = 0 itself is accepted: H_1 = TV(N(0,1), N(mu,1)) = 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2))."""
-    assert float(pld.gaussian_delta(0.0, mu)) == pytest.approx(math.erf(mu / (2 * math.sqrt(2))), rel=1e-14)
+    assert float(pld.gaussian_delta(0.0, mu)) == pytest.approx(math.erf(mu / (2 * math.sqrt(2))), rel=1e-14, abs=0)
 
 
 def test_curve_of_two_orders_is_their_maximum():
@@ -568,8 +579,8 @@ def test_curve_of_two_orders_is_their_maximum():
     want_eps = float(mpx.gaussian_exact_epsilon(1e-5, 2.0))
     for c in (pld.PrivacyCurve(g(0.5), g(2.0)), pld.PrivacyCurve(g(2.0), g(0.5))):
         for e in (0.0, 0.5, 2.0):
-            assert c.delta(e) == pytest.approx(float(mpx.gaussian_exact_delta(e, 2.0)), rel=1e-12)
-        assert c.epsilon(1e-5) == pytest.approx(want_eps, rel=1e-10)
+            assert c.delta(e) == pytest.approx(float(mpx.gaussian_exact_delta(e, 2.0)), rel=1e-12, abs=0)
+        assert c.epsilon(1e-5) == pytest.approx(want_eps, rel=1e-10, abs=0)
 
 
 def test_epsilon_of_a_curve_at_its_two_ends():
@@ -582,11 +593,11 @@ def test_epsilon_of_a_curve_at_its_two_ends():
     tv = math.erf(0.1 / (2 * math.sqrt(2)))
     assert a.get_epsilon(tv * (1 + 1e-9)) == 0.0
     d = tv * (1 - 1e-3)
-    assert a.get_epsilon(d) == pytest.approx(float(mpx.gaussian_exact_epsilon(d, 0.1)), rel=1e-9)
+    assert a.get_epsilon(d) == pytest.approx(float(mpx.gaussian_exact_epsilon(d, 0.1)), rel=1e-9, abs=0)
     b = pld.PldAccountant().compose(EpsilonDelta(1.0, 1e-3))
     assert b.get_epsilon(1e-3 * (1 - 1e-9)) == math.inf
-    assert b.get_epsilon(1e-3) == pytest.approx(1.0, rel=1e-12)
-    assert b.get_epsilon(2e-3) == pytest.approx(math.log(math.e - 1e-3 * (1 + math.e) / (1 - 1e-3)), rel=1e-10)
+    assert b.get_epsilon(1e-3) == pytest.approx(1.0, rel=1e-12, abs=0)
+    assert b.get_epsilon(2e-3) == pytest.approx(math.log(math.e - 1e-3 * (1 + math.e) / (1 - 1e-3)), rel=1e-10, abs=0)
 
 
 @pytest.mark.parametrize("root,finite", [(69314.718, True), (3e5, True), (5.28e5, False), (7e5, False), (7e6, False)])
@@ -596,7 +607,7 @@ def test_epsilon_of_a_curve_gives_up_past_its_bracket(root, finite):
     s = root / math.log(2)
     c = pld.PrivacyCurve(lambda e: 0.5 * np.exp(-np.asarray(e, dtype=float) / s))
     got = c.epsilon(0.25)
-    assert (got == pytest.approx(root, rel=1e-9)) if finite else got == math.inf
+    assert (got == pytest.approx(root, rel=1e-9, abs=0)) if finite else got == math.inf
 
 
 def test_lower_bound_of_a_worst_case_is_the_worse_party_and_an_unknown_event_is_refused():
@@ -610,7 +621,7 @@ def test_lower_bound_of_a_worst_case_is_the_worse_party_and_an_unknown_event_is_
     exact = float(mpx.gaussian_exact_epsilon(1e-5, 1.0))
     for parties in ((Gaussian(2.0), Gaussian(1.0)), (Gaussian(1.0), Gaussian(2.0))):
         w = pld.PldAccountant().compose(WorstCase(parties))
-        assert w.get_epsilon_lower(1e-5) == pytest.approx(exact, rel=1e-9)
+        assert w.get_epsilon_lower(1e-5) == pytest.approx(exact, rel=1e-9, abs=0)
         assert exact * (1 - 1e-12) <= w.get_epsilon(1e-5) <= exact * (1 + 1e-6)
 
     class Unknown(Event):
@@ -644,7 +655,7 @@ def test_optimistic_grid_of_a_kinked_mixture_stays_below_the_curve_next_to_the_k
     assert np.all(got <= want + 1e-15), float(np.max(got - want))
     gap = 0.5 * (math.exp(1.5) - math.exp(1.499)) / (1 + math.exp(1.5))
     assert np.all(got >= want - gap * (1 + 1e-9)), float(np.max(want - got))
-    assert float(np.max(want - got)) == pytest.approx(gap, rel=1e-6)
+    assert float(np.max(want - got)) == pytest.approx(gap, rel=1e-6, abs=0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -685,8 +696,8 @@ def test_sampling_all_n_records_of_a_non_gaussian_event_is_the_event():
     ev = SampledWithoutReplacement(20, 20, EpsilonDelta(1.0, 1e-4))
     want = _kov_epsilon(1.0, 1e-4, 1e-2)
     acc = pld.PldAccountant().compose(ev)
-    assert acc.get_epsilon(1e-2) == pytest.approx(want, rel=1e-9)
-    assert acc.get_epsilon_lower(1e-2) == pytest.approx(want, rel=1e-9)
+    assert acc.get_epsilon(1e-2) == pytest.approx(want, rel=1e-9, abs=0)
+    assert acc.get_epsilon_lower(1e-2) == pytest.approx(want, rel=1e-9, abs=0)
 
 
 def test_the_empty_composition_releases_nothing():
@@ -698,8 +709,8 @@ def test_the_empty_composition_releases_nothing():
     assert acc.get_epsilon(1e-5) == 0.0 and acc.get_delta(0.0) == 0.0 and acc.get_epsilon_lower(1e-5) == 0.0
     want = _kov_epsilon(1.0, 1e-4, 1e-2)
     acc = pld.PldAccountant().compose(Composed((Composed(()), EpsilonDelta(1.0, 1e-4))))
-    assert acc.get_epsilon(1e-2) == pytest.approx(want, rel=1e-9)
-    assert acc.get_epsilon_lower(1e-2) == pytest.approx(want, rel=1e-9)
+    assert acc.get_epsilon(1e-2) == pytest.approx(want, rel=1e-9, abs=0)
+    assert acc.get_epsilon_lower(1e-2) == pytest.approx(want, rel=1e-9, abs=0)
     assert acc.get_epsilon_lower(1e-2) <= want * (1 + 1e-12) and acc.get_epsilon(1e-2) >= want * (1 - 1e-12)
 
 
@@ -762,7 +773,7 @@ def test_a_convolution_too_wide_for_the_grid_is_redone_on_a_coarser_one(monkeypa
     acc = pld.PldAccountant().compose(Composed((half, half)))
     want = _kov_composed_epsilon(0.1, 32, 1e-5)
     got = acc.get_epsilon(1e-5)
-    assert acc.grid_used == pytest.approx(4e-3, rel=1e-12)
+    assert acc.grid_used == pytest.approx(4e-3, rel=1e-12, abs=0)
     assert want * (1 - 1e-12) <= got <= want * (1 + 1e-6)
 
 
@@ -810,7 +821,7 @@ def test_discrete_pld_refuses_non_finite_input(kw, match):
     refused where the PLD is built, naming the field and the first bad value; the valid PLD (masses
     1/2 at losses 0 and 0.1) gives delta(0) = (1/2)(1 - e^-0.1) by hand."""
     base = dict(h=0.1, lo=0, masses=[0.5, 0.5])
-    assert pld.DiscretePLD(**base).delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.1), rel=1e-15)
+    assert pld.DiscretePLD(**base).delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.1), rel=1e-15, abs=0)
     with pytest.raises(ValueError, match=match):
         pld.DiscretePLD(**dict(base, **kw))
 
@@ -848,8 +859,8 @@ def test_error_bound_by_hand_with_its_documented_default_eta():
     sqrt(16.1181...) = 0.20136...; eta' = 1e-7 + 1e-12 + 6e-13."""
     p = pld.DiscretePLD(0.01, 0, np.array([1.0]), tails=1e-12, slack=3e-13, n_round=50)
     s, eta = p.error_bound(1e-5)
-    assert s == pytest.approx(0.000625 + 0.05 * math.sqrt(7 * math.log(10)), rel=1e-14)
-    assert eta == pytest.approx(1e-7 + 1.6e-12, rel=1e-14)
+    assert s == pytest.approx(0.000625 + 0.05 * math.sqrt(7 * math.log(10)), rel=1e-14, abs=0)
+    assert eta == pytest.approx(1e-7 + 1.6e-12, rel=1e-14, abs=0)
     assert p.error_bound(1e-5, 1e-5 / 100) == (s, eta)
 
 
@@ -872,7 +883,7 @@ def test_fft_error_bound_sums_its_formula_over_the_full_spectrum(n, k):
         ea, eb = c * x.sum(), c * y.sum()
         want = np.sum(ea * (Y + eb) + eb * X + u * X * Y + c * X * Y)
         got = pld.fft_error_bound([np.abs(np.fft.rfft(x, n)), np.abs(np.fft.rfft(y, n))], [x.sum(), y.sum()], n, power=None)
-    assert got == pytest.approx(want, rel=1e-12)
+    assert got == pytest.approx(want, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("pessimistic", [True, False])
@@ -887,12 +898,12 @@ def test_truncate_moves_each_tail_of_at_most_tail_mass_by_hand(pessimistic):
     m = np.array([2e-19, 3e-19, 0.25, 0.5, 0.25, 4e-19, 1e-19])
     p = pld.DiscretePLD(0.1, -3, m, pessimistic=pessimistic).truncate()
     assert pld.TAIL_MASS == 1e-18
-    assert p.lo == -1 and p.h == 0.1 and p.tails == pytest.approx(1e-18, rel=1e-15)
+    assert p.lo == -1 and p.h == 0.1 and p.tails == pytest.approx(1e-18, rel=1e-15, abs=0)
     want = [0.25 + 5e-19, 0.5, 0.25] if pessimistic else [0.25, 0.5, 0.25]
     np.testing.assert_array_equal(p.masses, want)
-    assert p.inf == (pytest.approx(5e-19, rel=1e-15) if pessimistic else 0.0)
+    assert p.inf == (pytest.approx(5e-19, rel=1e-15, abs=0) if pessimistic else 0.0)
     dropped = 0.0 if pessimistic else p.tails
-    assert math.fsum(p.masses) + p.inf + dropped == pytest.approx(math.fsum(m), rel=1e-15)
+    assert math.fsum(p.masses) + p.inf + dropped == pytest.approx(math.fsum(m), rel=1e-15, abs=0)
 
 
 def test_truncate_a_lower_tail_alone_by_hand():

@@ -29,7 +29,7 @@ def test_exact_blackbox_at_rho_one_is_kairouz_oh_viswanath(eps, delta, k):
 @pytest.mark.parametrize("rho,T,ep", [(0.3, 5, 0.2), (0.05, 8, 0.0), (0.5, 6, 0.9), (0.01, 4, 0.15)])
 def test_exact_blackbox_matches_mpmath_brute_force(rho, T, ep):
     got = pa.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)
-    assert got == pytest.approx(float(mpx.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)), rel=1e-11)
+    assert got == pytest.approx(float(mpx.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)), rel=1e-11, abs=0)
 
 
 def test_exact_blackbox_far_tail_within_the_documented_truncation():
@@ -81,8 +81,8 @@ def test_rigorous_table_1_is_consistent():
 def test_blackbox_round_and_corrected_theorem():
     assert pa.blackbox_round(0.15, 1e-4, 0.05) == (0.15, 0.05 * 1e-4)
     e, d = pa.blackbox_advanced(0.15, 1e-4, 100, 5, 50, 1e-3)
-    assert e == pytest.approx(math.sqrt(100 * math.log(1e3)) * 0.15 + 50 * 0.15 * math.expm1(0.15), rel=1e-14)
-    assert d == pytest.approx(1e-3 + 50 * 0.05 * 1e-4, rel=1e-14)
+    assert e == pytest.approx(math.sqrt(100 * math.log(1e3)) * 0.15 + 50 * 0.15 * math.expm1(0.15), rel=1e-14, abs=0)
+    assert d == pytest.approx(1e-3 + 50 * 0.05 * 1e-4, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="blackbox_advanced: the number of sampled agents s = 6 exceeds N = 5"):
         pa.blackbox_advanced(0.15, 1e-4, 5, 6, 50, 1e-3)
 
@@ -104,7 +104,7 @@ def test_dp_rsgd_event_of_one_record():
     ev = pa.dp_rsgd_event(sigma=1.0, tau=0.5, b=1, N_i=1, K=4)
     assert ev == SelfComposed(Gaussian(1.0), 4)
     want = float(mpx.gaussian_exact_epsilon(1e-5, 2.0))
-    assert cal.epsilon_dp_rsgd(1.0, 1e-5, 4, 0.5, 1, 1) == pytest.approx(want, rel=1e-9)
+    assert cal.epsilon_dp_rsgd(1.0, 1e-5, 4, 0.5, 1, 1) == pytest.approx(want, rel=1e-9, abs=0)
 
 
 def test_lead_3_paper_sigma_full_batch_k1():
@@ -112,7 +112,7 @@ def test_lead_3_paper_sigma_full_batch_k1():
     its EXACT eps (analytic Gaussian, mpmath) is 0.30, twice the stated 0.15; the RDP accountant says 0.33."""
     sigma = cal.paper_sigma_dp_rsgd(0.15, 1e-5, 1, 1.0, 100)
     z = sigma * 100 / 2.0
-    assert z == pytest.approx(math.sqrt(math.log(1e5)) / 0.3, rel=1e-14)
+    assert z == pytest.approx(math.sqrt(math.log(1e5)) / 0.3, rel=1e-14, abs=0)
     exact = float(mpx.gaussian_exact_epsilon(1e-5, 1 / z))
     assert exact == pytest.approx(0.30, abs=0.01)
     rdp_eps = cal.epsilon_dp_rsgd(sigma, 1e-5, 1, 1.0, 100, 100)
@@ -146,9 +146,9 @@ def test_paper_sigma_formulas_match_mpmath():
 
     mp.mp.dps = 50
     got = cal.paper_sigma_dp_rsgd(0.15, 1e-4, 3, 2.0, 600, o=1.7)
-    assert got == pytest.approx(float(mp.sqrt(mp.mpf("1.7") * 3 * mp.log(mp.mpf(10) ** 4)) * 2 / (600 * mp.mpf("0.15"))), rel=1e-14)
+    assert got == pytest.approx(float(mp.sqrt(mp.mpf("1.7") * 3 * mp.log(mp.mpf(10) ** 4)) * 2 / (600 * mp.mpf("0.15"))), rel=1e-14, abs=0)
     got = cal.paper_sigma_dp_rsvrg(0.15, 1e-4, 10, 3, 1.0, 250)
-    assert got == pytest.approx(float(mp.sqrt(30 * mp.log(mp.mpf(10) ** 4)) / (250 * mp.mpf("0.15"))), rel=1e-14)
+    assert got == pytest.approx(float(mp.sqrt(30 * mp.log(mp.mpf(10) ** 4)) / (250 * mp.mpf("0.15"))), rel=1e-14, abs=0)
 
 
 @settings(max_examples=15)
@@ -185,7 +185,7 @@ def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64(
     base = cal.calibrate_sigma_prirfed(8.0, 1e-5, 10, 2, 5, tau0=1.0, tau1=1.0, **kw)
     top = cal.calibrate_sigma_prirfed(8.0, 1e-5, 10, 2, 5, tau0=lam, tau1=lam, **kw)
     assert math.isfinite(top.sigma)
-    assert top.sigma / lam == pytest.approx(base.sigma, rel=2e-6)
+    assert top.sigma / lam == pytest.approx(base.sigma, rel=2e-6, abs=0)
 
 
 @pytest.mark.parametrize(
@@ -237,7 +237,7 @@ def test_noise_constants_table_lead_3():
             key = (r["eps"], r["delta"])
             if key not in oracle:  # only 4 distinct (eps, delta): mu does not depend on K, N_i
                 oracle[key] = float(mpx.gaussian_exact_epsilon(r["delta"], 2 * r["eps"] / math.sqrt(math.log(1 / r["delta"]))))
-            assert r["eps_exact"] == pytest.approx(oracle[key], rel=1e-9)
+            assert r["eps_exact"] == pytest.approx(oracle[key], rel=1e-9, abs=0)
             assert r["eps"] < r["eps_exact"] <= r["eps_true"] * (1 + 1e-9)  # the default (PLD) accountant is exact here
             assert r["sigma_paper"] < r["sigma_needed_exact"] <= r["sigma_needed"] * (1 + 1e-6)
     sgd = [r for r in rows if r["trainer"] == "dp_rsgd" and r["eps"] == 0.15 and r["delta"] == 1e-5 and r["K"] == 1]
@@ -245,15 +245,15 @@ def test_noise_constants_table_lead_3():
     for r in rows:  # sigma_paper is the papers' formula at tau = 1, o = o~ = 1, by hand (Sections 5.1, 5.2):
         # sigma^2 = K log(1/delta) / (N_i eps)^2 for DP-RSGD, m K log(1/delta) / (N_i eps)^2 for DP-RSVRG
         m = r["m"] if r["trainer"] == "dp_rsvrg" else 1
-        assert r["sigma_paper"] == pytest.approx(math.sqrt(m * r["K"] * math.log(1 / r["delta"])) / (r["N_i"] * r["eps"]), rel=1e-14)
+        assert r["sigma_paper"] == pytest.approx(math.sqrt(m * r["K"] * math.log(1 / r["delta"])) / (r["N_i"] * r["eps"]), rel=1e-14, abs=0)
     for r in rows:  # the table's constant is defined from its own columns: o_needed = (sigma_needed / sigma_paper)^2
-        assert r["o_needed"] == pytest.approx((r["sigma_needed"] / r["sigma_paper"]) ** 2, rel=1e-14)
+        assert r["o_needed"] == pytest.approx((r["sigma_needed"] / r["sigma_paper"]) ** 2, rel=1e-14, abs=0)
         assert r["o_needed"] > 1.0  # the paper's sigma is too small in every setting (eps_true > eps above)
     # the DP-RSVRG rows are evaluated at the documented tau0 = tau1 = 1 (not only their sigma_needed): at
     # N_i = 100, m = 10 the step's common shift 2 tau0 / N_i shows (tau0 = 0.5 moves eps_true by 2e-3 relative)
     r = next(r for r in rows if r["trainer"] == "dp_rsvrg" and r["N_i"] == 100 and r["m"] == 10)
     want = cal.epsilon_dp_rsvrg(r["sigma_paper"], r["delta"], 10, r["K"], 1.0, 1.0, 100)
-    assert r["eps_true"] == pytest.approx(want, rel=1e-12)
+    assert r["eps_true"] == pytest.approx(want, rel=1e-12, abs=0)
     # and its sigma_needed certifies the stated eps at that setting (calibrated with tau0 = 0.5 it
     # would give eps 0.176 > 0.15 there)
     assert cal.epsilon_dp_rsvrg(r["sigma_needed"], r["delta"], 10, r["K"], 1.0, 1.0, 100) <= r["eps"]
@@ -269,7 +269,7 @@ def test_noise_constants_table_lead_3():
 
 def test_gaussian_exact_epsilon_matches_mpmath():
     for mu, delta in [(0.1, 1e-5), (1.0, 1e-3), (3.0, 1e-8)]:
-        assert cal.gaussian_exact_epsilon(mu, delta) == pytest.approx(float(mpx.gaussian_exact_epsilon(delta, mu)), rel=1e-9)
+        assert cal.gaussian_exact_epsilon(mu, delta) == pytest.approx(float(mpx.gaussian_exact_epsilon(delta, mu)), rel=1e-9, abs=0)
 
 
 def test_exact_blackbox_tol_is_validated_and_large_T_is_linear():
@@ -424,10 +424,10 @@ def test_dp_rsvrg_event_by_hand_at_the_smallest_inner_loop():
     ev = dp_rsvrg_event(0.5, 1.5, 0.25, 10, 1, 2)
     assert isinstance(ev, SelfComposed) and ev.k == 2
     assert isinstance(ev.inner, MixtureOfGaussians)
-    assert ev.inner.shift_common == pytest.approx(0.6, rel=1e-15)
-    assert ev.inner.shift_rare == pytest.approx(2.6, rel=1e-15)
-    assert ev.inner.p_rare == pytest.approx(0.1, rel=1e-15)
-    assert ev.inner.shift_sample == pytest.approx(2.0, rel=1e-15)
+    assert ev.inner.shift_common == pytest.approx(0.6, rel=1e-15, abs=0)
+    assert ev.inner.shift_rare == pytest.approx(2.6, rel=1e-15, abs=0)
+    assert ev.inner.p_rare == pytest.approx(0.1, rel=1e-15, abs=0)
+    assert ev.inner.shift_sample == pytest.approx(2.0, rel=1e-15, abs=0)
     with pytest.raises(ValueError, match="dp_rsvrg_event: m"):
         dp_rsvrg_event(0.5, 1.5, 0.25, 10, 0, 2)
 
@@ -625,7 +625,7 @@ def test_prirfed_epsilon_with_explicit_orders_or_the_classical_conversion():
     a = T * K / (2 * 9.0**2)
     local = pa.dp_rsgd_event(sigma, tau, N_i, N_i, K)
     improved = lambda al: a * al + math.log((al - 1) / al) - (math.log(delta) + math.log(al)) / (al - 1)  # noqa: E731
-    assert pa.prirfed_epsilon(local, N, N, T, delta, orders=[2.0, 8.0]) == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12)
+    assert pa.prirfed_epsilon(local, N, N, T, delta, orders=[2.0, 8.0]) == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12, abs=0)
     L = math.log(1 / delta)
     got = pa.prirfed_epsilon(local, N, N, T, delta, method="classical")
     assert (a + 2 * math.sqrt(a * L)) * (1 - 1e-12) <= got <= min(a * al + L / (al - 1) for al in range(2, 65)) * (1 + 1e-12)
@@ -641,13 +641,13 @@ def test_epsilon_of_event_and_explicit_orders_of_the_calibration_helpers():
     from prirfed.reference.accounting.events import Gaussian, SelfComposed
 
     want = float(mpx.gaussian_exact_epsilon(1e-5, 1.0))
-    assert cal.epsilon_of_event(SelfComposed(Gaussian(2.0), 4), 1e-5) == pytest.approx(want, rel=1e-9)
+    assert cal.epsilon_of_event(SelfComposed(Gaussian(2.0), 4), 1e-5) == pytest.approx(want, rel=1e-9, abs=0)
     with pytest.raises(ValueError, match=r"^epsilon_of_event: not an event: "):
         cal.epsilon_of_event("Gaussian(2.0)", 1e-5)
     a = 3 / (2 * 9.0**2)
     improved = lambda al: a * al + math.log((al - 1) / al) - (math.log(1e-5) + math.log(al)) / (al - 1)  # noqa: E731
     got = cal.epsilon_dp_rsgd(0.9, 1e-5, 3, 1.5, 30, 30, orders=[2.0, 8.0])
-    assert got == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12)
+    assert got == pytest.approx(min(improved(2.0), improved(8.0)), rel=1e-12, abs=0)
 
 
 def test_paper_sigma_dp_rsvrg_where_tau_and_o_tilde_show():
@@ -658,7 +658,7 @@ def test_paper_sigma_dp_rsvrg_where_tau_and_o_tilde_show():
 
     with mp.workdps(50):
         want = mp.sqrt(mp.mpf("1.7") * 10 * 3 * mp.log(mp.mpf(10) ** 4)) * mp.mpf("2.5") / (250 * mp.mpf("0.15"))
-    assert cal.paper_sigma_dp_rsvrg(0.15, 1e-4, 10, 3, 2.5, 250, o_tilde=1.7) == pytest.approx(float(want), rel=1e-14)
+    assert cal.paper_sigma_dp_rsvrg(0.15, 1e-4, 10, 3, 2.5, 250, o_tilde=1.7) == pytest.approx(float(want), rel=1e-14, abs=0)
 
 
 @pytest.mark.parametrize("fn,counts", [(cal.paper_sigma_dp_rsgd, ("K", "N_i")), (cal.paper_sigma_dp_rsvrg, ("m", "K", "N_i"))])
@@ -666,7 +666,7 @@ def test_paper_sigmas_at_the_smallest_counts_and_below(fn, counts):
     """Every count at its smallest value 1 is taken: sigma = sqrt(log(1/delta)) tau / eps =
     sqrt(log 1e5) * 2 / 0.5 by hand; each count at 0 is refused by name."""
     base = dict(eps=0.5, delta=1e-5, tau=2.0) | {c: 1 for c in counts}
-    assert fn(**base) == pytest.approx(math.sqrt(math.log(1e5)) * 2.0 / 0.5, rel=1e-15)
+    assert fn(**base) == pytest.approx(math.sqrt(math.log(1e5)) * 2.0 / 0.5, rel=1e-15, abs=0)
     for c in counts:
         with pytest.raises(ValueError, match=rf"^{fn.__name__}: {c} must be >= 1"):
             fn(**(base | {c: 0}))
@@ -719,6 +719,6 @@ def test_one_agent_one_round_is_the_local_event(accountant):
 
     local = Gaussian(1.5)
     got = pa.prirfed_epsilon(local, 1, 1, 1, 1e-5, accountant=accountant)
-    assert got == pytest.approx(epsilon(local, 1e-5, accountant=accountant), rel=1e-12)
+    assert got == pytest.approx(epsilon(local, 1e-5, accountant=accountant), rel=1e-12, abs=0)
     exact = float(mpx.gaussian_exact_epsilon(1e-5, 1 / 1.5))
     assert exact <= got <= exact * (1.1 if accountant == "rdp" else 1.01)  # RDP is 8.4% above here, PLD within 1%
