@@ -36,14 +36,14 @@ def test_canary_is_at_the_assumed_sensitivity(name):
     c = CANARIES[name](tau, sizes=(5, 4), agent=1, margin=margin)
     P0, P1 = c.datasets
     M = P0.manifold
-    assert M.norm(c.x0, c.u) == pytest.approx(1.0, rel=1e-14)
+    assert M.norm(c.x0, c.u) == pytest.approx(1.0, rel=1e-14, abs=0)
     g0, g1 = P0.grad_sample(c.x0, 1, 0), P1.grad_sample(c.x0, 1, 0)
     assert np.allclose(g0, -g1, atol=1e-12)
-    assert abs(M.inner(c.x0, g1, c.u)) == pytest.approx(margin * tau, rel=1e-12)
+    assert abs(M.inner(c.x0, g1, c.u)) == pytest.approx(margin * tau, rel=1e-12, abs=0)
     assert M.norm(c.x0, g1 - M.inner(c.x0, g1, c.u) * c.u) < 1e-12
     d = clip_or_identity(M, c.x0, g1, tau) - clip_or_identity(M, c.x0, g0, tau)
-    assert M.norm(c.x0, d) == pytest.approx(2 * tau, rel=1e-12)
-    assert c.clipped_difference() == pytest.approx(2 * tau, rel=1e-12)
+    assert M.norm(c.x0, d) == pytest.approx(2 * tau, rel=1e-12, abs=0)
+    assert c.clipped_difference() == pytest.approx(2 * tau, rel=1e-12, abs=0)
     for i in range(P0.N):
         for j in range(P0.sizes[i]):
             if (i, j) != (1, 0):

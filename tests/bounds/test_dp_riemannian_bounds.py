@@ -164,7 +164,7 @@ def test_lemma_4_printed_c_l_term_understates_the_noise_when_c_l_exceeds_1():
     wnorm2 = np.einsum("ni,ij,nj->n", xi, G, xi)
     m, se = wnorm2.mean(), wnorm2.std(ddof=1) / math.sqrt(wnorm2.size)
     assert abs(m - d * sigma**2) <= Z4 * se
-    assert np.mean(np.sum(xi**2, axis=1)) == pytest.approx(sigma**2 * np.trace(np.linalg.inv(G)), rel=0.05)
+    assert np.mean(np.sum(xi**2, axis=1)) == pytest.approx(sigma**2 * np.trace(np.linalg.inv(G)), rel=0.05, abs=0)
     printed = d * sigma**2 / 2.0
     assert m - printed > 40 * se
     with pytest.raises(ValueError, match="lemma_4_bound: c_l must be <= 1"):
@@ -176,7 +176,7 @@ def test_lemma_4_printed_c_l_term_understates_the_noise_when_c_l_exceeds_1():
 def test_theorem_1_sigma_formula():
     """sigma^2 = c T log(1/delta) L0^2 / (n^2 eps^2), by hand."""
     s = theorem_1_sigma(eps=0.5, delta=1e-3, T=40, L0=2.0, n=100, c=3.0)
-    assert s * s == pytest.approx(3.0 * 40 * math.log(1e3) * 4.0 / (100**2 * 0.25), rel=1e-14)
+    assert s * s == pytest.approx(3.0 * 40 * math.log(1e3) * 4.0 / (100**2 * 0.25), rel=1e-14, abs=0)
 
 
 # ----------------------------------------------------------------------------- Theorems 2, 3
@@ -275,10 +275,10 @@ def test_theorem_4_printed_bound_fails_under_the_stated_pl_definition():
     abar = np.concatenate(data).mean(axis=0)
     x0 = abar + np.array([3.0, -2.0])
     Delta0 = P.f(x0) - P.f(abar)
-    assert Delta0 == pytest.approx(0.5 * mu * 13.0, rel=1e-12)
+    assert Delta0 == pytest.approx(0.5 * mu * 13.0, rel=1e-12, abs=0)
     res = dp_rgd(P, x0, eta, T, 8, 0.0, np.random.default_rng(0), output=1)
     lhs = P.f(res.x) - P.f(abar)
-    assert lhs == pytest.approx(euclidean_excess_closed_form(mu, eta, 0.0, d, T, Delta0), rel=1e-9)
+    assert lhs == pytest.approx(euclidean_excess_closed_form(mu, eta, 0.0, d, T, Delta0), rel=1e-9, abs=0)
     printed = theorem_4_bound_printed(Delta0, tau, mu, eta, d, 0.0, T)
     corrected = theorem_4_bound(Delta0, tau, mu, eta, d, 0.0, T, b=8, n=8)
     assert lhs > 30 * printed
@@ -302,7 +302,7 @@ def test_theorem_4_corrected_noise_term_is_attained_in_the_limit():
         floor = euclidean_excess_closed_form(mu, eta, sigma, d, 10**6, 0.0)
         bound = theorem_4_bound(0.0, 1 / (2 * mu), mu, eta, d, sigma, 10**6)
         assert floor <= bound
-        assert floor / bound == pytest.approx(1 / (2 - eta * mu), rel=1e-9)
+        assert floor / bound == pytest.approx(1 / (2 - eta * mu), rel=1e-9, abs=0)
 
 
 def test_theorem_4_T_choice():
@@ -376,10 +376,10 @@ def test_preconditions_raise_naming_the_violated_one():
 def test_theorem_5_minibatch_bound_by_hand():
     """b < n: L1 Delta0 / T + (L0^2 + d sigma^2 / c_l) / 2, at L0 = 2, d = 3 where swapping L0 and d
     changes it: 2 * 1 / 10 + (4 + 3 * 0.25) / 2 = 2.575; the swapped form gives (9 + 2 * 0.25) / 2."""
-    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 0.75) / 2, rel=1e-15)
-    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 1.5) / 2, rel=1e-15)
+    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 0.75) / 2, rel=1e-15, abs=0)
+    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=1, n=10) == pytest.approx(0.2 + (4.0 + 1.5) / 2, rel=1e-15, abs=0)
     # full batch: 2 L1 Delta0 / T + d sigma^2 / c_l
-    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=10, n=10) == pytest.approx(0.4 + 0.75, rel=1e-15)
+    assert theorem_5_bound(1.0, 2.0, 3, 0.5, 10, L0=2.0, b=10, n=10) == pytest.approx(0.4 + 0.75, rel=1e-15, abs=0)
 
 
 def test_lemma_1_at_a_zero_angle_by_hand():
@@ -387,7 +387,7 @@ def test_lemma_1_at_a_zero_angle_by_hand():
     zeta(-1, 3) + 1 - 2 with zeta(-1, 3) = 3 / tanh(3) (a mutant refusing A = 0 survived)."""
     from prirfed.reference.bounds.dp_riemannian_bounds import lemma_1_bound
 
-    assert lemma_1_bound(1.0, 1.0, 0.0, -1.0, 3.0) == pytest.approx(3.0 / math.tanh(3.0) - 1.0, rel=1e-14)
+    assert lemma_1_bound(1.0, 1.0, 0.0, -1.0, 3.0) == pytest.approx(3.0 / math.tanh(3.0) - 1.0, rel=1e-14, abs=0)
 
 
 def test_theorem_4_printed_bound_by_hand_and_its_strict_precondition():
@@ -395,7 +395,7 @@ def test_theorem_4_printed_bound_by_hand_and_its_strict_precondition():
     L1 = 0.5, eta = 1, d = 3, sigma = 0.2, T = 2, c_l = 0.5: 2 * 0.75^2 + 3 * 0.04 / 0.5 = 1.125 + 0.24
     (Delta0, c_l != 1 and tau != 1/2 c_l keep each factor visible). The printed
     precondition eta < 1/tau is strict: eta = 1/tau = 2 is refused, the float just below is taken."""
-    assert theorem_4_bound_printed(2.0, 0.5, 0.5, 1.0, 3, 0.2, 2, 0.5) == pytest.approx(2 * 0.5625 + 0.24, rel=1e-14)
+    assert theorem_4_bound_printed(2.0, 0.5, 0.5, 1.0, 3, 0.2, 2, 0.5) == pytest.approx(2 * 0.5625 + 0.24, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="the printed Theorem 4 needs eta < 1/tau"):
         theorem_4_bound_printed(1.0, 0.5, 0.25, 2.0, 3, 0.2, 2, 0.5)
     below = math.nextafter(2.0, 0.0)
@@ -408,9 +408,9 @@ def test_theorem_4_stochastic_case_and_T_choice_by_hand():
     L0 = 2, b = 1, n = 4: 0.25 + 0.125 (4 + 0.24) = 0.78. The paper's T = log(n^2 eps^2 c_l / (d L0^2
     log(1/delta))) at n = 1000, eps = 1, delta = 1e-3, d = 3, L0 = 2, c_l = 0.5: log(1e6 * 0.5 / (12
     log 1000)), every constant away from 1."""
-    assert theorem_4_bound(1.0, 1.0, 0.5, 0.5, 3, 0.2, 2, 0.5, L0=2.0, b=1, n=4) == pytest.approx(0.78, rel=1e-14)
+    assert theorem_4_bound(1.0, 1.0, 0.5, 0.5, 3, 0.2, 2, 0.5, L0=2.0, b=1, n=4) == pytest.approx(0.78, rel=1e-14, abs=0)
     want = math.log(1e6 * 0.5 / (3 * 4 * math.log(1e3)))
-    assert theorem_4_T(n=1000, eps=1.0, delta=1e-3, d=3, L0=2.0, c_l=0.5) == pytest.approx(want, rel=1e-14)
+    assert theorem_4_T(n=1000, eps=1.0, delta=1e-3, d=3, L0=2.0, c_l=0.5) == pytest.approx(want, rel=1e-14, abs=0)
 
 
 # ----------------------------------------------------------------------------- every constant visible (issue 18)
@@ -429,8 +429,8 @@ def test_lemma_1_by_hand_away_from_unit_sides_and_at_the_ends_of_its_ranges():
     - at D = 1e6 a side above D by rounding (relative 1e-13) is accepted, one above D by 1e-11 relative
       is refused, with the message naming the function, both sides and D."""
     vs = zeta_hyperbolic(-1.0, 2.0)
-    assert lemma_1_bound(0.5, 1.5, math.pi / 3, -1.0, 2.0) == pytest.approx(vs / 4 + 2.25 - 0.75, rel=1e-14)
-    assert lemma_1_bound(2.0, 2.0, math.pi, -1.0, 2.0) == pytest.approx(4 * vs + 12.0, rel=1e-14)
+    assert lemma_1_bound(0.5, 1.5, math.pi / 3, -1.0, 2.0) == pytest.approx(vs / 4 + 2.25 - 0.75, rel=1e-14, abs=0)
+    assert lemma_1_bound(2.0, 2.0, math.pi, -1.0, 2.0) == pytest.approx(4 * vs + 12.0, rel=1e-14, abs=0)
     D = 1e6
     assert lemma_1_bound(D * (1 + 1e-13), D, 0.0, 0.0, D) == pytest.approx(0.0, abs=1e-3)  # (b - c)^2, flat
     assert lemma_1_bound(D, D * (1 + 1e-13), 0.0, 0.0, D) == pytest.approx(0.0, abs=1e-3)
@@ -453,17 +453,17 @@ def test_theorems_2_and_3_by_hand_where_every_constant_shows():
     bound = 2 varsigma G^2 / (beta T) = 2 * 1.5 * 10.6 / 17.5 = 31.8 / 17.5.
     Lemma 4 alone: G^2 = 10.6. Each given step size is accepted; a step-size array of the wrong
     length is refused with the theorem's message (not a broadcasting error)."""
-    assert lemma_4_bound(**G2_ARGS) == pytest.approx(G2_BY_HAND, rel=1e-15)
+    assert lemma_4_bound(**G2_ARGS) == pytest.approx(G2_BY_HAND, rel=1e-15, abs=0)
     eta = theorem_2_step_size(2.0, 3.0, 5, 0.4, 1.5, 7, c_l=0.5)
-    assert eta == pytest.approx(2.0 / math.sqrt(111.3), rel=1e-14)
+    assert eta == pytest.approx(2.0 / math.sqrt(111.3), rel=1e-14, abs=0)
     bound = theorem_2_bound(2.0, 3.0, 5, 0.4, 1.5, 7, c_l=0.5, eta=2.0 / math.sqrt(111.3))
-    assert bound == pytest.approx(2.0 * math.sqrt(15.9 / 7.0), rel=1e-14)
-    assert eta * bound == pytest.approx(4.0 / 7.0, rel=1e-14)
+    assert bound == pytest.approx(2.0 * math.sqrt(15.9 / 7.0), rel=1e-14, abs=0)
+    assert eta * bound == pytest.approx(4.0 / 7.0, rel=1e-14, abs=0)
     etas = theorem_3_step_sizes(2.5, 3)
-    assert etas.shape == (3,) and etas == pytest.approx([0.4, 0.2, 0.4 / 3], rel=1e-15)
+    assert etas.shape == (3,) and etas == pytest.approx([0.4, 0.2, 0.4 / 3], rel=1e-15, abs=0)
     b3 = theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 3, c_l=0.5, eta=[0.4, 0.2, 0.4 / 3])
-    assert b3 == pytest.approx(2 * 1.5 * 10.6 / (2.5 * 3), rel=1e-14)
-    assert theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 7, c_l=0.5) == pytest.approx(31.8 / 17.5, rel=1e-14)
+    assert b3 == pytest.approx(2 * 1.5 * 10.6 / (2.5 * 3), rel=1e-14, abs=0)
+    assert theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 7, c_l=0.5) == pytest.approx(31.8 / 17.5, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_3_bound: the theorem's step size is \[0\.4 +0\.2 +0\.133333\]; got eta"):
         theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 3, c_l=0.5, eta=[0.4, 0.2])
 
@@ -474,7 +474,7 @@ def test_theorem_2_step_size_refuses_a_zero_gradient_bound_and_takes_a_small_one
     with pytest.raises(ValueError, match=r"^theorem_2_step_size: L0\^2 \+ d sigma\^2 / c_l must be > 0 "
                                          r"\(got L0 = 0\.0, sigma = 0\.0\)$"):
         theorem_2_step_size(1.0, 0.0, 3, 0.0, 1.0, 10)
-    assert theorem_2_step_size(1.0, 0.5, 3, 0.0, 1.0, 4) == pytest.approx(1.0, rel=1e-15)
+    assert theorem_2_step_size(1.0, 0.5, 3, 0.0, 1.0, 4) == pytest.approx(1.0, rel=1e-15, abs=0)
 
 
 def test_theorem_4_full_batch_by_hand_its_T_range_and_the_stochastic_step_limit():
@@ -485,12 +485,12 @@ def test_theorem_4_full_batch_by_hand_its_T_range_and_the_stochastic_step_limit(
     the contraction (1 - eta/tau)^T is 0 and the bound is tau L1 eta G^2 / 2 = 0.5 G^2 with
     G^2 = 4 + 0.24 (L0 = 2); eta = 3 > tau is refused, naming eta and tau."""
     full = dict(d=3, sigma=0.2, c_l=0.5, b=4, n=4)
-    assert theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=3, **full) == pytest.approx(0.432 + 0.216, rel=1e-14)
-    assert theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=0, **full) == pytest.approx(2.216, rel=1e-14)
+    assert theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=3, **full) == pytest.approx(0.432 + 0.216, rel=1e-14, abs=0)
+    assert theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=0, **full) == pytest.approx(2.216, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_4_bound: T must be >= 0 \(got T = -1, short by 1\)$"):
         theorem_4_bound(2.0, 1.5, 0.5, 1.2, T=-1, **full)
     stoch = dict(d=3, sigma=0.2, c_l=0.5, L0=2.0, b=1, n=4)
-    assert theorem_4_bound(5.0, 2.0, 0.25, 2.0, T=3, **stoch) == pytest.approx(0.5 * 4.24, rel=1e-14)
+    assert theorem_4_bound(5.0, 2.0, 0.25, 2.0, T=3, **stoch) == pytest.approx(0.5 * 4.24, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_4_bound: the stochastic case \(b < n\) needs eta <= tau "
                                          r"\(got eta = 3, tau = 2\)$"):
         theorem_4_bound(5.0, 2.0, 0.25, 3.0, T=3, **stoch)
@@ -503,7 +503,7 @@ def test_theorem_4_T_at_the_edges_of_its_range():
     - n = 2, d = 4, delta = exp(-1) (log(1/delta) = 1 exactly in floats): T = log(4 / 4) = 0, refused
       as not positive;
     - delta = 1 is outside (0, 1): refused, naming delta."""
-    assert theorem_4_T(n=1, eps=1.0, delta=0.5, d=1, L0=1.0) == pytest.approx(-math.log(math.log(2.0)), rel=1e-14)
+    assert theorem_4_T(n=1, eps=1.0, delta=0.5, d=1, L0=1.0) == pytest.approx(-math.log(math.log(2.0)), rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_4_T: T = log\(.*\) = -0\.326634 is not positive$"):
         theorem_4_T(n=1, eps=1.0, delta=0.25, d=1, L0=1.0)
     with pytest.raises(ValueError, match=r"^theorem_4_T: T = log\(.*\) = 0 is not positive$"):
@@ -515,5 +515,5 @@ def test_theorem_4_T_at_the_edges_of_its_range():
 def test_theorem_5_by_hand_with_an_initial_gap_other_than_1():
     """Delta0 = 3, L1 = 2, d = 3, sigma = 0.5, T = 10, c_l = 0.5: full batch 2 L1 Delta0 / T + d sigma^2 / c_l
     = 1.2 + 1.5; b < n (L0 = 2): L1 Delta0 / T + (L0^2 + d sigma^2 / c_l) / 2 = 0.6 + 5.5 / 2."""
-    assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=10, n=10) == pytest.approx(2.7, rel=1e-14)
-    assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=2, n=10) == pytest.approx(3.35, rel=1e-14)
+    assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=10, n=10) == pytest.approx(2.7, rel=1e-14, abs=0)
+    assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=2, n=10) == pytest.approx(3.35, rel=1e-14, abs=0)

@@ -80,7 +80,7 @@ def spd_instance(seed=0, N=3, n_i=3, radius=0.3):
 def test_theorem_5_1_closed_form_and_preconditions():
     """gap0 = 1, T = 10, alpha = 0.1, L_g = 2, d = 3, N_i = (5, 5), sigma = 0.1:
     2/(10*0.1) + 3*2*0.1*(25*0.01 + 25*0.01)/100 = 2 + 0.6*0.005 = 2.003."""
-    assert theorem_5_1_bound(1.0, 10, 0.1, 2.0, 3, [5, 5], 0.1, s=2) == pytest.approx(2.003, rel=1e-14)
+    assert theorem_5_1_bound(1.0, 10, 0.1, 2.0, 3, [5, 5], 0.1, s=2) == pytest.approx(2.003, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="s_t = N"):
         theorem_5_1_bound(1.0, 10, 0.1, 2.0, 3, [5, 5], 0.1, s=1)
     with pytest.raises(ValueError, match="K = 1"):
@@ -104,7 +104,7 @@ def test_theorem_5_2_step_sizes_and_bound_closed_form():
     assert not theorem_5_2_step_sizes_ok(0.6, 1.0, 2.0, 0.5)  # L_g a > 2 delta
     with pytest.raises(ValueError, match="delta"):
         theorem_5_2_step_sizes_ok(0.5, 1.0, 2.0, 1.0)
-    assert theorem_5_2_bound(1.0, [0.1, 0.05], 2.0, 0.5, 1, [4], 1.0, s=1) == pytest.approx(13.5, rel=1e-14)
+    assert theorem_5_2_bound(1.0, [0.1, 0.05], 2.0, 0.5, 1, [4], 1.0, s=1) == pytest.approx(13.5, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="2 delta"):
         theorem_5_2_bound(1.0, [0.6, 0.05], 2.0, 0.5, 1, [4], 1.0, s=1)
     # restated conclusion: under (5.3) the bound tends to 0 (here like 1/log T for p = 1)
@@ -115,10 +115,10 @@ def test_theorem_5_2_step_sizes_and_bound_closed_form():
 def test_theorem_5_3_closed_form_and_preconditions():
     """kappa_min = 0 (zeta = 1), dist0 = 1, T = 3, alpha = 0.25, L_g = 2, d = 2, N_i = (1, 1),
     sigma = 1: 1/(2*0.25*3) + 3*(6+2)*2/(16*2*3) * (1+1)/4 = 2/3 + 0.5*0.5 = 11/12."""
-    assert theorem_5_3_bound(1.0, 3, 0.25, 2.0, 2, [1, 1], 1.0, 0.0, 5.0, s=2) == pytest.approx(11 / 12, rel=1e-14)
+    assert theorem_5_3_bound(1.0, 3, 0.25, 2.0, 2, [1, 1], 1.0, 0.0, 5.0, s=2) == pytest.approx(11 / 12, rel=1e-14, abs=0)
     z = zeta(-0.5, 2.0)  # the bound uses zeta(kappa_min, M) of (5.1)
     expected = z / (2 * 0.25 * (z + 2)) + 3 * (6 * z + 2) * 2 / (16 * 2 * (z + 2)) * 0.5
-    assert theorem_5_3_bound(1.0, 3, 0.25, 2.0, 2, [1, 1], 1.0, -0.5, 2.0, s=2) == pytest.approx(expected, rel=1e-14)
+    assert theorem_5_3_bound(1.0, 3, 0.25, 2.0, 2, [1, 1], 1.0, -0.5, 2.0, s=2) == pytest.approx(expected, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"1/\(2 L_g\)"):
         theorem_5_3_bound(1.0, 3, 0.3, 2.0, 2, [1, 1], 1.0, 0.0, 5.0, s=2)
     with pytest.raises(ValueError, match="s_t = N"):
@@ -131,8 +131,8 @@ def test_theorem_5_4_closed_form_and_preconditions():
     0.5/1.5 = 1/3 (printed: v kappa_0 = 2/3); (N-S)/(S(N-1)) = 1.
     corrected: 0.390625 + 0.609375*(2/3 + 1/3) = 1; printed: 0.390625 + 0.609375*(4/3) = 1.203125."""
     args = (1.0, 2, 0.5, 1.0, 0.5, 2, 1.0, [4, 4, 4], 1.0)
-    assert theorem_5_4_bound(*args, s=1) == pytest.approx(1.0, rel=1e-14)
-    assert theorem_5_4_bound(*args, s=1, printed_kappa_1=True) == pytest.approx(1.203125, rel=1e-14)
+    assert theorem_5_4_bound(*args, s=1) == pytest.approx(1.0, rel=1e-14, abs=0)
+    assert theorem_5_4_bound(*args, s=1, printed_kappa_1=True) == pytest.approx(1.203125, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="S < N"):
         theorem_5_4_bound(*args, s=3)
     with pytest.raises(ValueError, match="N_i = N_j"):
@@ -147,10 +147,10 @@ def test_theorem_5_5_closed_form_and_preconditions():
     """K = 2, beta = 2, alpha = 0.25 (< (2 - 1)/2 = 0.5): c_1 = 1.5, delta_min = 0.25*(1 - 0.75)
     = 1/16, q_0 = 0.5*(1 + 3)/(2*0.5) = 2 (L_g = 1, zeta = 1), q = 1 + 2*1 = 3 (L_f = 1, d = 2,
     sigma = 1); gap0 = 1, T = 4: 1/(2*4/16) + 6 = 8."""
-    assert theorem_5_5_bound(1.0, 4, 2, 0.25, 2.0, 1.0, 1.0, 2, [0.5, 1.0], 0.0, 1.0) == pytest.approx(8.0, rel=1e-14)
+    assert theorem_5_5_bound(1.0, 4, 2, 0.25, 2.0, 1.0, 1.0, 2, [0.5, 1.0], 0.0, 1.0) == pytest.approx(8.0, rel=1e-14, abs=0)
     # beta = 3 (2 (beta - c_1) = 2.5, not 1, so q_0's denominator is seen): c_1 = 1.75, delta_min =
     # 0.25 (1 - 1.75/3) = 5/48, q_0 = 0.25*3*(1 + 3.5)/2.5 = 1.35; 1/(8 * 5/48) + 1.35*3 = 1.2 + 4.05
-    assert theorem_5_5_bound(1.0, 4, 2, 0.25, 3.0, 1.0, 1.0, 2, [0.5, 1.0], 0.0, 1.0) == pytest.approx(5.25, rel=1e-14)
+    assert theorem_5_5_bound(1.0, 4, 2, 0.25, 3.0, 1.0, 1.0, 2, [0.5, 1.0], 0.0, 1.0) == pytest.approx(5.25, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="beta\\^\\(1/\\(K-1\\)\\) - 1\\)/beta"):
         theorem_5_5_bound(1.0, 4, 2, 0.5, 2.0, 1.0, 1.0, 2, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="beta > 1"):
@@ -171,7 +171,7 @@ def test_theorem_5_6_closed_form_and_preconditions():
     c = 2, gap0 = 1, K = 2, T = 1, d = 1, sigma = 1: 2*1/(2*2*1) + (1/4 + 1/8)/100 = 0.50375."""
     assert theorem_5_6_m(8, 0.0, 1.0) == 26
     assert theorem_5_6_m(8, -1.0, 3.0) == math.floor(80 / (3 * math.sqrt(3 / math.tanh(3))))
-    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 1.0, 0.0, 1.0) == pytest.approx(0.50375, rel=1e-14)
+    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 1.0, 0.0, 1.0) == pytest.approx(0.50375, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="m = floor"):
         theorem_5_6_bound(1.0, 1, 2, 25, 0.025, 2.0, 1.0, 8, 1, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match="alpha <= 1/\\(10 L_g"):
@@ -444,7 +444,7 @@ def test_theorem_5_4_refuses_a_minibatch():
     """Theorem 5.4 is stated for full-batch local steps (b_i = N_i): b = 2 of N_i = 4 is refused, b = 4
     (or none given) is the closed form of the test above (a mutant that dropped the check survived)."""
     args = (1.0, 2, 0.5, 1.0, 0.5, 2, 1.0, [4, 4, 4], 1.0)
-    assert theorem_5_4_bound(*args, s=1, b=4) == pytest.approx(1.0, rel=1e-14)
+    assert theorem_5_4_bound(*args, s=1, b=4) == pytest.approx(1.0, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"precondition b_i = N_i \(full batch\) violated \(b = 2, N_i = 4\)"):
         theorem_5_4_bound(*args, s=1, b=2)
 
@@ -454,7 +454,7 @@ def test_theorem_5_6_with_L_g_visible_and_theorem_5_2_refuses_each_bad_step():
     d = 1, sigma = 1, zeta = 1): c L_g / (N^(1/3) K T) gap0 + d sigma^2 / 100 (N^(-2/3) + 1/N)
     = 4/4 + 0.01 * 0.375 = 1.00375. Theorem 5.2's step sizes must all be positive and finite: one
     bad entry among good ones (0, -0.1, nan, inf) is refused."""
-    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.0125, 2.0, 2.0, 8, 1, 1.0, 0.0, 1.0) == pytest.approx(1.00375, rel=1e-14)
+    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.0125, 2.0, 2.0, 8, 1, 1.0, 0.0, 1.0) == pytest.approx(1.00375, rel=1e-14, abs=0)
     for bad in (0.0, -0.1, math.nan, math.inf):
         with pytest.raises(ValueError, match="step sizes must be a non-empty sequence of positive numbers"):
             theorem_5_2_bound(1.0, [0.1, bad], 2.0, 0.5, 1, [4], 1.0, s=1)
@@ -465,7 +465,7 @@ def test_theorem_5_6_with_L_g_visible_and_theorem_5_2_refuses_each_bad_step():
 def test_theorem_5_6_takes_zero_noise():
     """sigma = 0 (no privacy noise) is in Theorem 5.6's range: only the optimisation term is left,
     c L_g / (N^(1/3) K T) gap0 = 2 / (2 * 2) = 0.5 at the settings of the closed-form test."""
-    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 0.0, 0.0, 1.0) == pytest.approx(0.5, rel=1e-14)
+    assert theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, 0.0, 0.0, 1.0) == pytest.approx(0.5, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="sigma must be finite and >= 0"):
         theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 2.0, 1.0, 8, 1, -1e-300, 0.0, 1.0)
 
@@ -489,8 +489,8 @@ def test_theorem_5_1_by_hand_with_unequal_agents_and_its_agent_checks():
     samples, a sigma per agent of the wrong length, a NaN sigma; a scalar b equal to every N_i is
     the full batch, another scalar is refused."""
     args = (3.0, 4, 0.5, 2.0, 3)
-    assert theorem_5_1_bound(*args, s=2, **AGENTS) == pytest.approx(3.0 + 3 * NOISE_SUM, rel=1e-14)
-    assert theorem_5_1_bound(*args, [1, 3], 0.0, s=2) == pytest.approx(3.0, rel=1e-15)
+    assert theorem_5_1_bound(*args, s=2, **AGENTS) == pytest.approx(3.0 + 3 * NOISE_SUM, rel=1e-14, abs=0)
+    assert theorem_5_1_bound(*args, [1, 3], 0.0, s=2) == pytest.approx(3.0, rel=1e-15, abs=0)
     for bad in ([], [0, 3], [1.5, 3], [math.nan, 3]):
         with pytest.raises(ValueError, match=r"^theorem_5_1_bound: N_i must be a non-empty sequence of positive integers"):
             theorem_5_1_bound(*args, bad, 0.1, s=max(len(bad), 1))
@@ -498,7 +498,7 @@ def test_theorem_5_1_by_hand_with_unequal_agents_and_its_agent_checks():
         theorem_5_1_bound(*args, [1, 3], [0.1, 0.1, 0.1], s=2)
     with pytest.raises(ValueError, match=r"^theorem_5_1_bound: sigma must be finite and >= 0 \(got \[0\.1, nan\]\)$"):
         theorem_5_1_bound(*args, [1, 3], [0.1, math.nan], s=2)
-    assert theorem_5_1_bound(*args, [5, 5], 0.0, s=2, b=5) == pytest.approx(3.0, rel=1e-15)
+    assert theorem_5_1_bound(*args, [5, 5], 0.0, s=2, b=5) == pytest.approx(3.0, rel=1e-15, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_5_1_bound: precondition b_i = N_i \(full batch\) violated \(b = 4, "
                                          r"N_i = \[5, 5\]\)$"):
         theorem_5_1_bound(*args, [5, 5], 0.0, s=2, b=4)
@@ -510,7 +510,7 @@ def test_theorem_5_2_by_hand_at_its_step_limit():
     gap0 / ((1 - delta) A1) = 6.4, L_g d A2 / (2 (1 - delta) A1) = 7.8, bound = 6.4 + 7.8 * 0.008125.
     delta = 1 is refused, naming the precondition."""
     assert theorem_5_2_bound(2.0, [0.75, 0.5], 2.0, 0.75, 3, s=2, **AGENTS) == pytest.approx(6.4 + 7.8 * NOISE_SUM,
-                                                                                              rel=1e-14)
+                                                                                              rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_5_2_bound: precondition 0 < delta < 1 violated \(delta = 1\.0\)$"):
         theorem_5_2_bound(2.0, [0.1, 0.05], 2.0, 1.0, 3, s=2, **AGENTS)
 
@@ -520,7 +520,7 @@ def test_theorem_5_3_by_hand_with_curvature_and_a_distance_other_than_1():
     zeta dist0^2 / (2 alpha (zeta + 3)) + T (6 zeta + 3) d / (16 L_g (zeta + 3)) * 0.008125."""
     z = zeta_hyperbolic(-1.0, 2.0)
     want = z * 0.25 / (0.4 * (z + 3)) + 4 * (6 * z + 3) * 3 / (32 * (z + 3)) * NOISE_SUM
-    assert theorem_5_3_bound(0.5, 4, 0.2, 2.0, 3, kappa_min=-1.0, M=2.0, s=2, **AGENTS) == pytest.approx(want, rel=1e-14)
+    assert theorem_5_3_bound(0.5, 4, 0.2, 2.0, 3, kappa_min=-1.0, M=2.0, s=2, **AGENTS) == pytest.approx(want, rel=1e-14, abs=0)
 
 
 def test_theorem_5_4_by_hand_with_L_g_2_and_its_rpl_limit():
@@ -534,10 +534,10 @@ def test_theorem_5_4_by_hand_with_L_g_2_and_its_rpl_limit():
     sig = [0.1, 0.2, 0.3, 0.4]
     PT = 0.76**3
     got = theorem_5_4_bound(3.0, 3, 0.4, 2.0, 0.5, 3, 0.6, [5] * 4, sig, s=2)
-    assert got == pytest.approx(3 * PT + (1 - PT) * (0.075 + 0.4 / 3), rel=1e-13)
+    assert got == pytest.approx(3 * PT + (1 - PT) * (0.075 + 0.4 / 3), rel=1e-13, abs=0)
     printed = theorem_5_4_bound(3.0, 3, 0.4, 2.0, 0.5, 3, 0.6, [5] * 4, sig, s=2, printed_kappa_1=True)
-    assert printed == pytest.approx(3 * PT + (1 - PT) * (0.075 + 1.2 / 3), rel=1e-13)
-    assert theorem_5_4_bound(3.0, 3, 0.5, 2.0, 2.0, 3, 0.6, [5] * 4, sig, s=2) == pytest.approx(5 / 64, rel=1e-13)
+    assert printed == pytest.approx(3 * PT + (1 - PT) * (0.075 + 1.2 / 3), rel=1e-13, abs=0)
+    assert theorem_5_4_bound(3.0, 3, 0.5, 2.0, 2.0, 3, 0.6, [5] * 4, sig, s=2) == pytest.approx(5 / 64, rel=1e-13, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_5_4_bound: RPL constant mu = 2\.5 exceeds L_g = 2\.0"):
         theorem_5_4_bound(3.0, 3, 0.4, 2.0, 2.5, 3, 0.6, [5] * 4, sig, s=2)
 
@@ -551,8 +551,8 @@ def test_theorem_5_5_by_hand_with_K_3_curvature_and_L_f_3():
     z = zeta_hyperbolic(-1.0, 2.0)
     q0 = 0.2 * (2 + 2.88 * z) / 1.12
     args = (2.0, 3, 3, 0.1, 2.0, 2.0, 3.0, 2)
-    assert theorem_5_5_bound(*args, [0.3, 0.5], -1.0, 2.0) == pytest.approx(2 / 0.252 + q0 * 9.5, rel=1e-13)
-    assert theorem_5_5_bound(*args, 0.0, -1.0, 2.0) == pytest.approx(2 / 0.252 + q0 * 9.0, rel=1e-13)
+    assert theorem_5_5_bound(*args, [0.3, 0.5], -1.0, 2.0) == pytest.approx(2 / 0.252 + q0 * 9.5, rel=1e-13, abs=0)
+    assert theorem_5_5_bound(*args, 0.0, -1.0, 2.0) == pytest.approx(2 / 0.252 + q0 * 9.0, rel=1e-13, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_5_5_bound: precondition alpha < \(beta\^\(1/\(K-1\)\) - 1\)/beta violated "
                                          r"\(alpha = 0\.25, bound = 0\.2071"):
         theorem_5_5_bound(2.0, 3, 3, 0.25, 2.0, 2.0, 3.0, 2, 0.3, -1.0, 2.0)
@@ -573,11 +573,11 @@ def test_theorem_5_6_by_hand_with_curvature_and_at_its_step_limit():
     sz = math.sqrt(1.0 / math.tanh(1.0))
     assert theorem_5_6_m(8, -1.0, 1.0) == 23
     args = (3.0, 3, 2, 23, 0.01, 2.0, 2.0, 8, 2, [0.5, 0.3], -1.0, 1.0)
-    assert theorem_5_6_bound(*args) == pytest.approx(sz + 0.005 * 0.375 / sz, rel=1e-13)
+    assert theorem_5_6_bound(*args) == pytest.approx(sz + 0.005 * 0.375 / sz, rel=1e-13, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition m = floor\(10 N / \(3 zeta\^\(1/2\)\)\) violated "
                                          r"\(m = 26, required 23\)$"):
         theorem_5_6_bound(3.0, 3, 2, 26, 0.01, 2.0, 2.0, 8, 2, 0.5, -1.0, 1.0)
-    assert theorem_5_6_bound(1.0, 1, 2, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0) == pytest.approx(2.02, rel=1e-14)
+    assert theorem_5_6_bound(1.0, 1, 2, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0) == pytest.approx(2.02, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition alpha <= 1/\(10 L_g N\^\(2/3\) zeta\^\(1/2\)\) violated"):
         theorem_5_6_bound(1.0, 1, 2, 3, 0.05 * (1 + 1e-9), 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)
     with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition K > 1 violated \(K = 1\)$"):

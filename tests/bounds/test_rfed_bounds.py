@@ -52,7 +52,7 @@ def test_lemma_6_is_tight_for_collinear_points():
     pts = [np.array([math.sin(a), 0.0, math.cos(a)]), np.array([-math.sin(a), 0.0, math.cos(a)])]
     assert M.dist(tangent_mean(M, x, pts), x) <= 1e-12
     same = [pts[0], M.exp(x, 0.5 * M.log(x, pts[0]))]
-    assert M.dist(tangent_mean(M, x, same), x) == pytest.approx(lemma_6_bound([M.dist(p, x) for p in same]), rel=1e-12)
+    assert M.dist(tangent_mean(M, x, same), x) == pytest.approx(lemma_6_bound([M.dist(p, x) for p in same]), rel=1e-12, abs=0)
 
 
 def sphere_pca_instance():
@@ -94,7 +94,7 @@ def test_theorem_7_printed_rate_fails_for_small_steps():
     res = rfedsvrg(P, x0, T, 2, eta, 1, np.random.default_rng(0), option=1, record_every=1)
     assert res.history.rounds == list(range(T + 1))
     g2 = np.asarray(res.history.grad_norm[:T]) ** 2
-    assert g2.min() == pytest.approx((1 - eta) ** (2 * (T - 1)) * 2 * Delta0, rel=1e-9)
+    assert g2.min() == pytest.approx((1 - eta) ** (2 * (T - 1)) * 2 * Delta0, rel=1e-9, abs=0)
     assert g2.min() > 10 * theorem_7_bound_printed(Delta0, L, eta, T)
     assert g2.min() <= theorem_7_bound(Delta0, L, eta, T)
 
@@ -156,7 +156,7 @@ def test_theorem_7_step_size_limit_is_inclusive_up_to_its_rounding_allowance():
     eta = (1/L)(1 + 1e-12) are accepted (at eta = 1/L the bound is 2 L Delta0 / T), a larger eta
     is refused."""
     L = 3.0
-    assert theorem_7_bound(1.5, L, 1.0 / L, 10) == pytest.approx(2 * L * 1.5 / 10, rel=1e-15)
+    assert theorem_7_bound(1.5, L, 1.0 / L, 10) == pytest.approx(2 * L * 1.5 / 10, rel=1e-15, abs=0)
     assert math.isfinite(theorem_7_bound(1.5, L, 1.0 / L * (1 + 1e-12), 10))
     with pytest.raises(ValueError, match="Theorem 7 needs eta <= 1/L"):
         theorem_7_bound(1.5, L, 1.0 / L * (1 + 1e-9), 10)
@@ -168,16 +168,16 @@ def test_theorem_9_and_24_by_hand_with_curvature():
     T = 4, D = 2: corrected ((zeta - 1) Delta0 + dist0^2 / (2 eta)) / (zeta + T - 1)
     = ((zeta - 1) 0.7 + 2.25 / 1.6) / (zeta + 3); printed (24) zeta D^2 / (2 eta (zeta + T - 2)) = 4 zeta / (1.6 (zeta + 2))."""
     z = 2.0 / math.tanh(2.0)
-    assert theorem_9_bound(0.7, 1.5, 0.5, 0.8, 4, -1.0, 2.0) == pytest.approx(((z - 1) * 0.7 + 2.25 / 1.6) / (z + 3), rel=1e-14)
-    assert theorem_9_bound_printed(0.5, 0.8, 4, -1.0, 2.0) == pytest.approx(4 * z / (1.6 * (z + 2)), rel=1e-14)
+    assert theorem_9_bound(0.7, 1.5, 0.5, 0.8, 4, -1.0, 2.0) == pytest.approx(((z - 1) * 0.7 + 2.25 / 1.6) / (z + 3), rel=1e-14, abs=0)
+    assert theorem_9_bound_printed(0.5, 0.8, 4, -1.0, 2.0) == pytest.approx(4 * z / (1.6 * (z + 2)), rel=1e-14, abs=0)
 
 
 def test_theorem_9_limits_are_inclusive_up_to_their_rounding_allowance():
     """eta <= 1/(2L) and dist0 <= D are checked with a relative allowance of 1e-12, inclusive: at L = 0.5
     (1/(2L) = 1), eta = 1 + 1e-12 and dist0 = D (1 + 1e-12) are accepted, 1e-9 above is refused; the
     flat bound is then dist0^2 / (2 eta T)."""
-    assert theorem_9_bound(1.0, 1.0, 0.5, 1.0 + 1e-12, 2, 0.0, 1.0) == pytest.approx(0.25, rel=1e-11)
-    assert theorem_9_bound(1.0, 1.0 + 1e-12, 0.5, 1.0, 2, 0.0, 1.0) == pytest.approx(0.25, rel=1e-11)
+    assert theorem_9_bound(1.0, 1.0, 0.5, 1.0 + 1e-12, 2, 0.0, 1.0) == pytest.approx(0.25, rel=1e-11, abs=0)
+    assert theorem_9_bound(1.0, 1.0 + 1e-12, 0.5, 1.0, 2, 0.0, 1.0) == pytest.approx(0.25, rel=1e-11, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_9_bound: Theorem 9 needs eta <= 1/\(2L\) \(got eta = 1, 1/\(2L\) = 1\)$"):
         theorem_9_bound(1.0, 1.0, 0.5, 1.0 + 1e-9, 2, 0.0, 1.0)
     with pytest.raises(ValueError, match=r"^theorem_9_bound: d\(x_0, x\*\) must not exceed the diameter D \(got 1 > 1\)$"):
@@ -188,11 +188,11 @@ def test_theorem_7_printed_bound_by_hand_and_the_tau_and_distance_checks():
     """The printed 2 L Delta0 / T at L = 3, Delta0 = 1.5, T = 10: 0.9 (any eta <= 1/L). tau_i = 1 for every
     agent may be given as a list; an empty tau is refused. lemma_6_bound takes a 1-D array only and
     refuses NaN, naming the function."""
-    assert theorem_7_bound_printed(1.5, 3.0, 0.2, 10) == pytest.approx(0.9, rel=1e-15)
-    assert theorem_7_bound(1.5, 3.0, 0.2, 10, tau=[1, 1, 1]) == pytest.approx(1.5 / (10 * 0.2 * 0.7), rel=1e-14)
+    assert theorem_7_bound_printed(1.5, 3.0, 0.2, 10) == pytest.approx(0.9, rel=1e-15, abs=0)
+    assert theorem_7_bound(1.5, 3.0, 0.2, 10, tau=[1, 1, 1]) == pytest.approx(1.5 / (10 * 0.2 * 0.7), rel=1e-14, abs=0)
     with pytest.raises(ValueError, match=r"^theorem_7_bound: the theorem needs tau_i = 1 local step for every agent \(got tau=\[\]\)$"):
         theorem_7_bound(1.5, 3.0, 0.2, 10, tau=[])
-    assert lemma_6_bound([0.5, 1.0, 3.0]) == pytest.approx(1.5, rel=1e-15)
+    assert lemma_6_bound([0.5, 1.0, 3.0]) == pytest.approx(1.5, rel=1e-15, abs=0)
     assert lemma_6_bound([0.0, 1.0]) == 0.5  # an uploaded point equal to x_t (distance 0) is allowed
     with pytest.raises(ValueError, match=r"^lemma_6_bound: distances must be a non-empty 1-D array \(got shape \(1, 2\)\)$"):
         lemma_6_bound([[0.1, 0.2]])

@@ -76,14 +76,14 @@ def test_hand_computation_reproduces_the_printed_row():
         e, d = theorem_4_2_by_hand(0.15, 1e-4, 100, 1, T, 1e-3)
         assert abs(e - e_pr) <= _half_unit_third_digit(e_pr), (T, e, e_pr)
         assert abs(d - d_pr) <= _half_unit_third_digit(d_pr), (T, d, d_pr)
-        assert (e, d) == pytest.approx(theorem_4_2(0.15, 1e-4, 100, 1, T, 1e-3), rel=1e-13)
+        assert (e, d) == pytest.approx(theorem_4_2(0.15, 1e-4, 100, 1, T, 1e-3), rel=1e-13, abs=0)
 
 
 @pytest.mark.parametrize("eps", [0.15, 1.0])
 def test_counterexample_violates_the_claim_by_the_closed_form(eps):
     """Closed form of the gap (proofs_notes/accounting_theorem_4_2.md): (e^eps - 1)/(4(1 + e^eps)) - delta_hat."""
     closed = (math.exp(eps) - 1) / (4 * (1 + math.exp(eps))) - 1e-3
-    assert counterexample_gap(eps) == pytest.approx(closed, rel=1e-12)
+    assert counterexample_gap(eps) == pytest.approx(closed, rel=1e-12, abs=0)
     assert counterexample_gap(eps) > 0
 
 

@@ -70,7 +70,7 @@ def test_tiny_outputs_exist_and_parse(tiny):
     row = next(row for row in sweep if float(row["v_bar"]) == c["v_bar"])
     # unit median pairwise distance: the median off-diagonal kernel value is exp(-1 / (2 v^2)) (up to the
     # median of an even number of pairs being a mean of two distances)
-    assert float(row["kernel_median"]) == pytest.approx(math.exp(-1 / (2 * c["v_bar"] ** 2)), rel=0.05)
+    assert float(row["kernel_median"]) == pytest.approx(math.exp(-1 / (2 * c["v_bar"] ** 2)), rel=0.05, abs=0)
 
 
 def test_privacy_columns_recomputed_independently(tiny):
@@ -90,9 +90,9 @@ def test_privacy_columns_recomputed_independently(tiny):
         Kw = np.exp(-((W - w) ** 2).sum(-1) / (2 * c["v_bar"] ** 2))
         a_max = max(a_max, float(np.max(np.abs(np.linalg.solve(K + gamma * np.eye(len(W)), Kw)))))
     prow = _csv(out / "problem.csv")[0]
-    assert float(prow["alpha_max"]) == pytest.approx(a_max, rel=1e-8)
+    assert float(prow["alpha_max"]) == pytest.approx(a_max, rel=1e-8, abs=0)
     tau = a_max * c["M"]
-    assert float(prow["tau_L_f"]) == pytest.approx(tau, rel=1e-8)
+    assert float(prow["tau_L_f"]) == pytest.approx(tau, rel=1e-8, abs=0)
     K_, m, eps, delta, T, N, s, dh = c["K"], c["m"], c["eps"], c["delta"], c["T"], c["N"], c["s"], c["delta_hat"]
     rho = s / N
     et = math.log(1 + rho * (math.exp(s * eps) - 1))
@@ -102,10 +102,10 @@ def test_privacy_columns_recomputed_independently(tiny):
     sig = {"PriRFed-DP-RSGD": math.sqrt(K_ * math.log(1 / delta) * tau**2 / (N_i**2 * eps**2)),
            "PriRFed-DP-RSVRG": math.sqrt(m * K_ * math.log(1 / delta) * tau**2 / (N_i**2 * eps**2))}
     for name, row in rows.items():
-        assert float(row["sigma"]) == pytest.approx(sig[name], rel=1e-10)
-        assert float(row["tau"]) == pytest.approx(tau, rel=1e-8)
-        assert float(row["eps_paper"]) == pytest.approx(eps_p, rel=1e-12)
-        assert float(row["delta_paper"]) == pytest.approx(dh + T * rho * s * delta, rel=1e-12)
+        assert float(row["sigma"]) == pytest.approx(sig[name], rel=1e-10, abs=0)
+        assert float(row["tau"]) == pytest.approx(tau, rel=1e-8, abs=0)
+        assert float(row["eps_paper"]) == pytest.approx(eps_p, rel=1e-12, abs=0)
+        assert float(row["delta_paper"]) == pytest.approx(dh + T * rho * s * delta, rel=1e-12, abs=0)
     mu = math.sqrt(K_) * (2 * tau / N_i) / sig["PriRFed-DP-RSGD"]
     exact = _gaussian_exact_eps(mu, delta)
     assert exact <= float(rows["PriRFed-DP-RSGD"]["eps_local_rigorous"]) <= 1.5 * exact
@@ -127,7 +127,7 @@ def test_first_row_is_the_initial_point(tiny):
     rows = [r for r in _csv(out / "curves.csv") if r["round"] == "0"]
     assert len(rows) == 4
     for r in rows:
-        assert float(r["d2_true_mean"]) == pytest.approx(np.mean(d2), rel=1e-9)
+        assert float(r["d2_true_mean"]) == pytest.approx(np.mean(d2), rel=1e-9, abs=0)
         assert float(r["d2_true_std"]) == pytest.approx(np.std(d2, ddof=1), rel=1e-6, abs=1e-12)
 
 
@@ -209,7 +209,7 @@ def test_wordnet_pipeline_settings_of_the_paper(tmp_path):
                              alpha=0.3))
     row = _csv(out / "problem.csv")[0]
     assert (row["n_nodes"], row["n_edges"], row["test_word"], row["N"], row["N_i"]) == ("1180", "6540", "primate.n.02", "9", "131")
-    assert float(row["gamma"]) == pytest.approx(131e-5, rel=1e-12)
+    assert float(row["gamma"]) == pytest.approx(131e-5, rel=1e-12, abs=0)
 
 
 def test_fallback_without_the_shared_closure(tmp_path, monkeypatch):
@@ -259,10 +259,10 @@ def test_feature_scale_factor_known_answer():
     3 (x2), 4 (x1), median (2 + 2) / 2 = 2, so the factor is 1/2; rotating and rescaling the points by
     any c > 0 gives the same scaled points up to the rotation (the rule is scale-free)."""
     W = np.outer(np.arange(5.0), [1.0, 0.0, 0.0])
-    assert hsp_common.feature_scale_factor(W) == pytest.approx(0.5, rel=1e-15)
+    assert hsp_common.feature_scale_factor(W) == pytest.approx(0.5, rel=1e-15, abs=0)
     Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))
     for c in (1e-3, 7.0):
-        assert hsp_common.feature_scale_factor(c * W @ Q) * c == pytest.approx(0.5, rel=1e-12)
+        assert hsp_common.feature_scale_factor(c * W @ Q) * c == pytest.approx(0.5, rel=1e-12, abs=0)
     with pytest.raises(ValueError, match="feature_scale_factor: the median pairwise distance of the 5 rows is 0.0"):
         hsp_common.feature_scale_factor(np.array([[0.0], [0.0], [0.0], [0.0], [1.0]]))  # 6 of 10 pairs coincide
     with pytest.raises(ValueError, match="at least 2 rows"):
@@ -283,12 +283,12 @@ def test_scaled_kernel_off_diagonal_spread_known_answer():
     raw = [rbf_kernel(W[i], W[j], 0.3) for i in range(5) for j in range(i + 1, 5)]
     assert min(raw) > 0.9999
     scaled, c = hsp_common.scale_features(data)
-    assert c == pytest.approx(500.0, rel=1e-12)
-    assert scaled.w[5] == pytest.approx([2.5, 0.0, 0.0], rel=1e-12)
+    assert c == pytest.approx(500.0, rel=1e-12, abs=0)
+    assert scaled.w[5] == pytest.approx([2.5, 0.0, 0.0], rel=1e-12, abs=0)
     k = sorted(rbf_kernel(scaled.w[i], scaled.w[j], 0.3) for i in range(5) for j in range(i + 1, 5))
     want = sorted([math.exp(-(0.5 * d) ** 2 / 0.18) for d in (1, 1, 1, 1, 2, 2, 2, 3, 3, 4)])
-    assert k == pytest.approx(want, rel=1e-12)
-    assert max(k) - min(k) == pytest.approx(math.exp(-0.25 / 0.18) - math.exp(-4 / 0.18), rel=1e-12)
+    assert k == pytest.approx(want, rel=1e-12, abs=0)
+    assert max(k) - min(k) == pytest.approx(math.exp(-0.25 / 0.18) - math.exp(-4 / 0.18), rel=1e-12, abs=0)
     same, one = hsp_common.scale_features(data, "none")
     assert same is data and one == 1.0
     with pytest.raises(ValueError, match="scale_features: rule must be one of"):

@@ -128,7 +128,7 @@ def test_fig2_rfedsvrg_with_tau_1_is_riemannian_gradient_descent():
         x /= np.linalg.norm(x)
     np.testing.assert_allclose(res["rfedsvrg"]["grad_norm"], norms, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(res["rfedsvrg"]["angle"], angles, rtol=1e-6, atol=1e-8)
-    assert res["f_star"] == pytest.approx(-0.5 * lam[-1], rel=1e-12)
+    assert res["f_star"] == pytest.approx(-0.5 * lam[-1], rel=1e-12, abs=0)
 
 
 def test_fig5_iris_optimum_and_angles_from_independent_routes():
@@ -144,7 +144,7 @@ def test_fig5_iris_optimum_and_angles_from_independent_routes():
     f_star = -0.5 * float(np.sum(s[:r] ** 2)) / n
     seq = trial_seeds(0, 1)[0]
     res = rc.run_trial(cfg, dict(setting=0, label="", rep=0), seq)
-    assert res["f_star"] == pytest.approx(f_star, rel=1e-12)
+    assert res["f_star"] == pytest.approx(f_star, rel=1e-12, abs=0)
     data_seq, x0_seq, *_ = trial_seeds(0, 1)[0].spawn(5)  # a fresh copy: spawn() advances its parent
     problem = rc.make_problem(cfg, cfg["sweep"][0], np.random.default_rng(data_seq))
     x0 = problem.manifold.random_point(np.random.default_rng(x0_seq))
@@ -168,7 +168,7 @@ def test_fig6_wine_partition_uses_every_record_once():
     # the step rule eta = 0.5 / L_max, L_max = max_i lambda_max(A_i) by eigvalsh
     L_max = max(np.linalg.eigvalsh(A)[-1] for A in problem.A_i)
     etas = rc.step_sizes_for(cfg, cfg["sweep"][0], problem)
-    assert all(e == pytest.approx(0.5 / L_max, rel=1e-10) for e in etas.values())
+    assert all(e == pytest.approx(0.5 / L_max, rel=1e-10, abs=0) for e in etas.values())
 
 
 def test_fig7_falls_back_to_digits_without_shared_data(tmp_path, monkeypatch):
@@ -219,6 +219,6 @@ def test_top_eigenvalue_of_the_gram_matrix_both_routes(shape):
     """lambda_max(Z^T Z) by the dense route (<= 64) and by Lanczos (> 64), against eigvalsh of Z^T Z."""
     Z = np.random.default_rng(7).standard_normal(shape)
     want = np.linalg.eigvalsh(Z.T @ Z)[-1]
-    assert rc.lambda_max_gram(Z) == pytest.approx(want, rel=1e-10)
+    assert rc.lambda_max_gram(Z) == pytest.approx(want, rel=1e-10, abs=0)
 
 

@@ -743,12 +743,12 @@ def test_norm_and_inner_near_the_top_of_float64_have_their_closed_forms_in_both_
         assert not np.all(np.isfinite(L @ U @ L))  # the unscaled routes overflow
         assert not np.all(np.isfinite(vspd.lal_kernel(L, U)))
     for M in (RefSPD(2), VerSPD(2)):
-        assert M.norm(X, U) == pytest.approx(c / 16, rel=1e-13)
+        assert M.norm(X, U) == pytest.approx(c / 16, rel=1e-13, abs=0)
         with pytest.raises(ValueError, match=r"^SPD\.inner: the result overflows float64 \(got inf\)$"):
             M.inner(X, U, U)  # c^2 / 256 = 1.1e614
         small = math.ldexp(c, -1100) * P  # 1.3e-23 along the same direction
-        assert M.inner(X, U, small) == pytest.approx(c / 256 * math.ldexp(c, -1100), rel=1e-13)
-        assert M.norm(X, math.ldexp(1.0, -1060) * P) == pytest.approx(math.ldexp(1.0, -1064), rel=1e-13)
+        assert M.inner(X, U, small) == pytest.approx(c / 256 * math.ldexp(c, -1100), rel=1e-13, abs=0)
+        assert M.norm(X, math.ldexp(1.0, -1060) * P) == pytest.approx(math.ldexp(1.0, -1064), rel=1e-13, abs=0)
 
 
 def test_scaled_congruence_equals_the_direct_product_in_the_normal_range():

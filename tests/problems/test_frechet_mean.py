@@ -65,15 +65,15 @@ def test_every_average_of_the_finite_sum_by_hand():
     Euclidean gradient; the egrad averages are checked on sphere PCA)."""
     P = three_agents_on_the_plane()
     x = np.array([1.0, 1.0])
-    assert P.f_ij(x, 1, 1) == pytest.approx(4.0, rel=1e-15)
+    assert P.f_ij(x, 1, 1) == pytest.approx(4.0, rel=1e-15, abs=0)
     np.testing.assert_allclose(P.rgrad_ij(x, 1, 1), [-2.0, -2.0], atol=0)
-    assert P.f_i(x, 2) == pytest.approx(13.5, rel=1e-15) and P.f_agent(x, 1) == pytest.approx(3.25, rel=1e-15)
+    assert P.f_i(x, 2) == pytest.approx(13.5, rel=1e-15, abs=0) and P.f_agent(x, 1) == pytest.approx(3.25, rel=1e-15, abs=0)
     np.testing.assert_allclose(P.rgrad_i(x, 2), [-3.0, -2.0], rtol=1e-15)
     np.testing.assert_allclose(P.grad_agent(x, 1), [-2.0, -0.5], rtol=1e-15)
-    assert P.f(x) == pytest.approx(8.0, rel=1e-15)
+    assert P.f(x) == pytest.approx(8.0, rel=1e-15, abs=0)
     for g in (P.rgrad(x), P.grad(x)):
         np.testing.assert_allclose(g, [-2.0, -1.0], rtol=1e-14)
-    assert P.rgrad_norm(x) == pytest.approx(math.sqrt(5.0), rel=1e-14)
+    assert P.rgrad_norm(x) == pytest.approx(math.sqrt(5.0), rel=1e-14, abs=0)
     assert P.sizes == [1, 2, 3]
     np.testing.assert_allclose(P.weights, [1 / 6, 2 / 6, 3 / 6], rtol=1e-15)
     np.testing.assert_allclose(P.grad_sample(x, 2, 0), [-5.0, 1.0], atol=0)

@@ -280,14 +280,14 @@ def test_agent_and_global_smoothness_constants_by_hand_and_attained():
     Z = [np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), np.array([[3.0, 0.0, 0.0]])]
     P = StiefelKPCA(Z, 1)
     Ps = StiefelKPCA(Z, 1, weights="samples")
-    assert P.L_g_agent(0) == pytest.approx(4.0, rel=1e-15) and P.L_g_agent(1) == pytest.approx(9.0, rel=1e-15)
+    assert P.L_g_agent(0) == pytest.approx(4.0, rel=1e-15, abs=0) and P.L_g_agent(1) == pytest.approx(9.0, rel=1e-15, abs=0)
     assert P.theta == 4.5 and P.L_f == 4.5 and P.L_g == 9.0
-    assert P.paper_L_g_global == pytest.approx(13.0, rel=1e-15)
-    assert P.L_g_global == pytest.approx(6.5, rel=1e-15)
-    assert Ps.L_g_global == pytest.approx(17.0 / 3.0, rel=1e-15)
+    assert P.paper_L_g_global == pytest.approx(13.0, rel=1e-15, abs=0)
+    assert P.L_g_global == pytest.approx(6.5, rel=1e-15, abs=0)
+    assert Ps.L_g_global == pytest.approx(17.0 / 3.0, rel=1e-15, abs=0)
     X, V = np.eye(3)[:, 2:3], np.eye(3)[:, 1:2]
     form = np.mean([np.sum(V * P.rhess_ij(X, 0, j, V)) for j in range(2)])
-    assert form == pytest.approx(-P.L_g_agent(0), rel=1e-15)
+    assert form == pytest.approx(-P.L_g_agent(0), rel=1e-15, abs=0)
     # A = sum p_i A_i: diag(5, 2, 0) (uniform) and diag(11/3, 8/3, 0) (by samples), eigenvalues decreasing;
     # the top-1 eigenspace is e1 in both, returned with its largest entry positive
     np.testing.assert_allclose(P.eigenvalues(), [5.0, 2.0, 0.0], rtol=1e-15, atol=1e-15)

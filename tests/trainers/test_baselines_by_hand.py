@@ -142,8 +142,8 @@ def test_dp_frechet_mean_replayed_by_hand_on_diagonal_data():
     r = dp_frechet_mean(P, eps=2.0, D=0.8, rng=np.random.default_rng(seed), n_steps=n_steps)
     np.testing.assert_allclose(r.info["W_hat"], W, rtol=1e-10, atol=0)
     np.testing.assert_allclose(r.x, want, rtol=1e-9, atol=0)
-    assert r.info["Delta"] == pytest.approx(2 * 0.8 / 5, rel=1e-15)
-    assert r.info["sigma"] == pytest.approx(0.16, rel=1e-15)
+    assert r.info["Delta"] == pytest.approx(2 * 0.8 / 5, rel=1e-15, abs=0)
+    assert r.info["sigma"] == pytest.approx(0.16, rel=1e-15, abs=0)
     assert r.info["eps"] == 2.0
     assert r.event == EpsilonDelta(2.0, 0.0)
 
@@ -173,7 +173,7 @@ def test_the_laplace_law_is_refused_at_sigma_max_itself():
     sigma equal to the bound both the sampler and DP-FM refuse. DP-FM's sigma = 2 D / (n eps) is
     the bound exactly with n = 2, eps = 1 and D = laplace_sigma_max(2) (2 D / 2 is D in floats)."""
     smax = laplace_sigma_max(2)
-    assert smax == pytest.approx(math.sqrt(2.0), rel=1e-15)
+    assert smax == pytest.approx(math.sqrt(2.0), rel=1e-15, abs=0)
     with pytest.raises(ValueError, match=r"^sample_spd_laplace_eigenvalues: sigma = 1\.41421 is not below 1\.41421"):
         sample_spd_laplace_eigenvalues(2, smax, np.random.default_rng(0), n_steps=5)
     P = SPDFrechetMean([np.array([np.eye(2)]), np.array([np.eye(2)])])
@@ -184,4 +184,4 @@ def test_the_laplace_law_is_refused_at_sigma_max_itself():
 def test_laplace_log_density_at_a_gap_of_two():
     """Eigenvalues 2 apart: the sinh factor is sinh(1) (a gap of exactly 2 is no tie), so the log
     density at (2, 0) is -2 / sigma + log sinh 1."""
-    assert spd_laplace_log_density([2.0, 0.0], 0.5) == pytest.approx(-4.0 + math.log(math.sinh(1.0)), rel=1e-15)
+    assert spd_laplace_log_density([2.0, 0.0], 0.5) == pytest.approx(-4.0 + math.log(math.sinh(1.0)), rel=1e-15, abs=0)
