@@ -1,0 +1,51 @@
+"""Every relative tolerance a test states is the tolerance it checks.
+
+``pytest.approx(x, rel=r)`` also accepts anything within an absolute 1e-12, and
+``numpy.allclose(a, b, rtol=r)`` (and ``isclose``) within an absolute 1e-8. Wherever
+``r |expected|`` is below those, the default absolute tolerance, not the stated one, decides: a
+``rel=1e-15`` comparison of a value near 0.2 accepted 1e-12, a ``rtol=1e-15`` one near 0.25
+accepted 1e-8, and a delta of 1e-91 compared with ``rel=1e-11`` accepted any value below 1e-12.
+So a call that states a relative tolerance must state its absolute one too (``abs=0`` /
+``atol=0`` when none is meant). This test reads the test files' syntax trees and lists every call
+that does not.
+"""
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _loose_calls(tree: ast.AST):
+    """(line, text) of approx/allclose/isclose calls with a relative tolerance and no absolute one."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)):
+            continue
+        owner, name = node.func.value.id, node.func.attr
+        kws = {k.arg for k in node.keywords}
+        if None in kws:  # **kwargs: cannot tell
+            continue
+        if owner == "pytest" and name == "approx" and "rel" in kws and "abs" not in kws:
+            yield node.lineno, "pytest.approx(..., rel=...) without abs="
+        if owner in ("np", "numpy") and name in ("allclose", "isclose") and "rtol" in kws and "atol" not in kws and len(node.args) <= 3:
+            yield node.lineno, f"{owner}.{name}(..., rtol=...) without atol="
+
+
+def test_the_checker_finds_each_kind_of_loose_call():
+    """The checker itself, on a hand-written file: three loose calls found, four stated ones not."""
+    src = (
+        "pytest.approx(1.0, rel=1e-15)\n"
+        "np.allclose(a, b, rtol=1e-15)\n"
+        "numpy.isclose(a, b, rtol=1e-9)\n"
+        "pytest.approx(1.0, rel=1e-15, abs=0)\n"
+        "np.allclose(a, b, rtol=1e-15, atol=0)\n"
+        "pytest.approx(1.0)\n"
+        "np.allclose(a, b, 1e-15, 0.0)\n"
+    )
+    assert [line for line, _ in _loose_calls(ast.parse(src))] == [1, 2, 3]
+
+
+def test_every_stated_relative_tolerance_comes_with_an_absolute_one():
+    found = [f"{path.relative_to(TESTS)}:{line}: {what}"
+             for path in sorted(TESTS.rglob("*.py")) for line, what in _loose_calls(ast.parse(path.read_text()))]
+    assert not found, "state the absolute tolerance (abs=0 / atol=0 if none is meant):\n" + "\n".join(found)
