@@ -1013,9 +1013,10 @@ def analytic_gaussian_sigma(eps, delta, sensitivity) -> float:
     :math:`\varepsilon` (above about 20) rounding can make the computed delta cross the target
     more than once within a few ulps, and the answer is then one of those crossings (at most 5 ulps
     apart in 3000 random cases). It satisfies ``gaussian_delta(eps, sigma, sensitivity) <= delta``
-    as computed, and :math:`\sigma` is within the rounding of the computed delta of :math:`\sigma^*` (the exact
-    delta at it can exceed the target by about 1e-15 relative: 1.7e-15 measured at eps = 0.5).
-    Valid for every :math:`\varepsilon > 0`; the bisection takes at most 63 evaluations.
+    as computed, and :math:`\sigma` is within the rounding of the computed delta of
+    :math:`\sigma^*` (the exact delta at it can exceed the target by about 1e-15 relative:
+    1.7e-15 measured at eps = 0.5). Valid for every :math:`\varepsilon > 0`; the bisection takes
+    at most 63 evaluations.
 
     Parameters
     ----------
