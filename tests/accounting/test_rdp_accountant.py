@@ -70,6 +70,30 @@ def test_wbk19_theorem9_matches_mpmath(q, z, alpha):
     assert got == pytest.approx(float(want), rel=1e-11, abs=1e-17)
 
 
+@pytest.mark.parametrize("a", [1.5, 2.5, 3.25, 5.75, 10.5])
+def test_without_replacement_fractional_orders_interpolate_the_integer_cumulants(a):
+    """At a fractional order the documented bound is min(coupling(a), ((1 - t) K(lo) + t K(hi)) / (a - 1)),
+    t = a - lo, K(k) = min(WBK19 Theorem 9, (k - 1) coupling(k)) at the integers around a (K(1) = 0).
+    Both pieces from 50-digit mpmath (Theorem 9 summed term by term; the coupling bound is the
+    activation formula log(1 + q (e^{(k-1) eps} - 1))). At q = 0.01, z = 1 the interpolation binds
+    (the coupling bound is 16 to 1100 times larger), and it is 1.26 to 4.7 times the value at lo
+    alone (which is 0 at a = 1.5), so a wrong endpoint (an unsound, smaller eps) is caught."""
+    q, z = 0.01, 1.0
+
+    def K(k):
+        if k == 1:
+            return mp.mpf(0)
+        return min(mpx.wbk19_gaussian_log_a(k, q, z), (k - 1) * mpx.activation_rdp(k, q, mp.mpf(k) / (2 * z * z)))
+
+    lo, hi = math.floor(a), math.ceil(a)
+    t = a - lo
+    interp = ((1 - t) * K(lo) + t * K(hi)) / (a - 1)
+    coupling = mpx.activation_rdp(a, q, mp.mpf(a) / (2 * z * z))
+    assert interp < coupling
+    got = rdp.sampled_without_replacement_rdp([a], q, lambda o: rdp.gaussian_rdp(o, z))[0]
+    assert got == pytest.approx(float(interp), rel=1e-11, abs=0)
+
+
 @pytest.mark.parametrize("q,z", [(0.01, 0.8), (0.1, 2.0), (0.5, 1.0), (1e-3, 5.0)])
 @pytest.mark.parametrize("alpha", [2, 3, 8, 40])
 def test_poisson_integer_orders_match_mpmath_sum(q, z, alpha):
@@ -707,9 +731,13 @@ def test_lemma_3_refuses_an_order_beyond_its_range_even_when_the_range_underflow
     """Lemma 3's range lambda <= 2 sigma^2 log(n / (b (lambda + 1)(1 + b^2 sigma^2 / (4 L0^2)))) / 3:
     at lambda = 1e300, sigma = 1e100 (n = 2, b = 1, L0 = 1) the argument of the log is
     2 / (1e300 * 2.5e199), below the smallest float, so the range is empty (log 0 = -inf) and the
-    order must be refused, not bounded."""
+    order must be refused, not bounded. Where the argument is in (0, 1) the range is negative and the
+    refusal prints it: n = 10, b = 5, L0 = sigma = lambda = 1 give 10 / (5 * 2 * 7.25) = 0.138 and
+    2 log(0.138) / 3 = -1.321 (by hand)."""
     with pytest.raises(ValueError, match="lemma_3_moments_bound: needs lambda <= -inf"):
         rdp.lemma_3_moments_bound(1e300, 1.0, 2, 1, 1e100)
+    with pytest.raises(ValueError, match=r"^lemma_3_moments_bound: needs lambda <= -1\.321 \(got lambda = 1\)$"):
+        rdp.lemma_3_moments_bound(1.0, 1.0, 10, 5, 1.0)
 
 
 def test_worst_case_of_one_event_has_its_relation_and_chi_moments_are_read_only():
