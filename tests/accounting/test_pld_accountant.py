@@ -745,6 +745,28 @@ def test_inner_curve_of_a_sample_bounds_both_orders():
     assert pld.PldAccountant()._max_curve(pld._Value(curve=sym)) is sym.fwd
 
 
+def test_worst_case_curve_keeps_the_reverse_order_of_asymmetric_parties():
+    """_max_of_curves (a WorstCase's upper curve) is the pointwise maximum in each order; it may drop
+    the reverse order only when every party is symmetric. Hand-made curves, values by hand:
+    a = (0.2 e^-eps, 0.3 e^-2eps), b = (0.1 e^-eps, 0.4 e^-3eps); at eps = 0 the reverse maximum is
+    0.4 (b's), above every forward value, so dropping it would understate delta. With one symmetric
+    party (a Gaussian, which is its own reverse) the reverse order stays; with only symmetric
+    parties the result is symmetric."""
+    x = lambda e: np.asarray(e, dtype=float)  # noqa: E731
+    a = pld.PrivacyCurve(lambda e: 0.2 * np.exp(-x(e)), lambda e: 0.3 * np.exp(-2 * x(e)))
+    b = pld.PrivacyCurve(lambda e: 0.1 * np.exp(-x(e)), lambda e: 0.4 * np.exp(-3 * x(e)))
+    g = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, 1.0))
+    es = np.array([0.0, 1.0])
+    m = pld._max_of_curves([a, b])
+    assert m.rev is not None
+    assert np.allclose(m.fwd(es), [0.2, 0.2 * math.exp(-1.0)], rtol=1e-15, atol=0)
+    assert np.allclose(m.rev(es), [0.4, max(0.3 * math.exp(-2.0), 0.4 * math.exp(-3.0))], rtol=1e-15, atol=0)
+    mixed = pld._max_of_curves([a, g])
+    assert mixed.rev is not None
+    assert np.allclose(mixed.rev(es), np.maximum([0.3, 0.3 * math.exp(-2.0)], pld.gaussian_delta(es, 1.0)), rtol=1e-15, atol=0)
+    assert pld._max_of_curves([g, g]).rev is None
+
+
 def _kov_composed_epsilon(e0, k, delta):
     """eps of k compositions of an (e0, 0)-DP pair (KOV17 Theorem 3.3, the exact composition), 50-digit
     mpmath: the k-fold loss is (k - 2l) e0 with P-probability C(k, l) e^{(k-l) e0}/(1 + e^e0)^k, so
