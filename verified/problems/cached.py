@@ -4,8 +4,9 @@ and the optimum computed once or in one batched pass (the experiments' problems)
 The trainers' ``History`` evaluates f(x^(t)) and ||grad f(x^(t))|| at every recorded round; the
 reference classes compute them as Python loops over agents (and StiefelKPCA rebuilds A, a property,
 on every access; SpherePCA keeps its A once built). These subclasses keep every formula of their
-reference class and only change how often and in what order it is evaluated; the per-sample gradients, weights, data and validation are the
-reference's, so every trainer (reference or verified) accepts them.
+reference class and only change how often and in what order it is evaluated; the per-sample
+gradients, weights, data and validation are the reference's, so every trainer (reference or
+verified) accepts them.
 
 - :class:`CachedSpherePCA` (Li and Ma (2023) (4) / Huang et al. (2024) (6.1)): A = sum_i p_i (c_i / N_i) Z_i^T Z_i, its
   eigenvalues and x* computed once; f(x) = -x^T A x, grad f(x) = P_x(-2 A x);
