@@ -28,7 +28,7 @@ def test_lead_13_eps_times_2_shrinks_the_noise_variance_by_eps_over_2(n):
     assert T >= 1
     var_code = T * math.log(1 / delta) * L0**2 / (n**2 * eps * 2)
     var_paper = T * math.log(1 / delta) * L0**2 / (n**2 * eps**2)
-    assert var_paper / var_code == pytest.approx(2 / eps)  # 20 at eps = 0.1: sigma is sqrt(20) = 4.5x too small
+    assert var_paper / var_code == pytest.approx(2 / eps, rel=1e-14, abs=0)  # 20 at eps = 0.1: sigma is sqrt(20) = 4.5x too small
     acc = RdpAccountant()
     eps_of = {k: acc.rdp(SelfComposed(Gaussian(math.sqrt(v) / (2 * L0 / n)), T)) for k, v in
               (("code", var_code), ("paper", var_paper))}

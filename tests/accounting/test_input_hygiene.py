@@ -108,7 +108,7 @@ def test_bad_events_in_containers_are_value_errors():
 def test_overflow_is_not_an_exception_where_the_bound_is_merely_vacuous():
     """Large s eps used to raise OverflowError in Theorem 4.2; the printed bound is simply huge."""
     e, d = paper.theorem_4_2(5.0, 1e-4, 1000, 200, 50, 1e-3)
-    assert math.isfinite(e) and e > 1000 and d == pytest.approx(1e-3 + 50 * 0.2 * 200 * 1e-4)
+    assert math.isfinite(e) and e > 1000 and d == pytest.approx(1e-3 + 50 * 0.2 * 200 * 1e-4, rel=1e-14, abs=0)
     assert paper.advanced_composition(800.0, 0.0, 3, 1e-3)[0] == math.inf
     assert paper.subsampling_lemma_4_1(1000.0, 0.0, 0.1)[0] == pytest.approx(1000 + math.log(0.1), rel=1e-15, abs=0)
 

@@ -88,8 +88,8 @@ def test_closed_forms():
     # Lemma 4.1 at rho = 1 is the identity
     assert subsampling_lemma_4_1(0.7, 1e-5, 1.0) == pytest.approx((0.7, 1e-5), rel=1e-15, abs=0)
     # pre-processing with c = 1 is the identity; group privacy of size 2
-    assert preprocessing_theorem_4_1(0.3, 1e-5, 1) == pytest.approx((0.3, 1e-5))
-    assert group_privacy(0.3, 1e-5, 2) == pytest.approx((0.6, 2 * math.exp(0.3) * 1e-5))
+    assert preprocessing_theorem_4_1(0.3, 1e-5, 1) == pytest.approx((0.3, 1e-5), rel=1e-15, abs=0)
+    assert group_privacy(0.3, 1e-5, 2) == pytest.approx((0.6, 2 * math.exp(0.3) * 1e-5), rel=1e-15, abs=0)
     for args in [(0.3, 1e-5, 0.2), (2.0, 1e-3, 0.01)]:
         assert subsampling_lemma_4_1(*args)[0] == pytest.approx(float(mpx.subsampling_lemma_4_1(*args)[0]), rel=1e-14, abs=0)
     assert advanced_composition(0.1, 1e-6, 10, 1e-5)[0] == pytest.approx(float(mpx.advanced_composition(0.1, 10, 1e-5)), rel=1e-14, abs=0)

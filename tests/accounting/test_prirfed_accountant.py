@@ -94,7 +94,7 @@ def test_dp_rsgd_sensitivity_and_noise_multiplier():
     ev = pa.dp_rsgd_event(sigma=0.3, tau=2.0, b=40, N_i=40, K=3)
     assert ev == SelfComposed(Gaussian(0.3 * 40 / 4.0), 3)
     ev = pa.dp_rsgd_event(sigma=0.3, tau=2.0, b=10, N_i=40, K=3)
-    assert ev.inner.q == 0.25 and ev.inner.inner.noise_multiplier == pytest.approx(0.3 * 10 / 4.0)
+    assert ev.inner.q == 0.25 and ev.inner.inner.noise_multiplier == pytest.approx(0.3 * 10 / 4.0, rel=1e-15, abs=0)
 
 
 def test_dp_rsgd_event_of_one_record():
@@ -122,10 +122,10 @@ def test_lead_3_paper_sigma_full_batch_k1():
 def test_dp_rsvrg_event_shifts():
     ev = pa.dp_rsvrg_event(sigma=0.5, tau0=1.0, tau1=2.0, N_i=100, m=10, K=3)
     assert ev.k == 30
-    assert ev.inner.shift_common == pytest.approx(0.02 / 0.5)
-    assert ev.inner.shift_rare == pytest.approx((0.02 + 8.0) / 0.5)
+    assert ev.inner.shift_common == pytest.approx(0.02 / 0.5, rel=1e-15, abs=0)
+    assert ev.inner.shift_rare == pytest.approx((0.02 + 8.0) / 0.5, rel=1e-15, abs=0)
     assert ev.inner.p_rare == 0.01
-    assert ev.inner.shift_sample == pytest.approx(8.0 / 0.5)
+    assert ev.inner.shift_sample == pytest.approx(8.0 / 0.5, rel=1e-15, abs=0)
 
 
 @settings(max_examples=25)

@@ -169,7 +169,7 @@ def test_lemma_4_printed_c_l_term_understates_the_noise_when_c_l_exceeds_1():
     assert m - printed > 40 * se
     with pytest.raises(ValueError, match="lemma_4_bound: c_l must be <= 1"):
         lemma_4_bound(0.0, d, sigma, c_l=2.0)
-    assert lemma_4_bound(0.0, d, sigma, c_l=1.0) == pytest.approx(d * sigma**2)
+    assert lemma_4_bound(0.0, d, sigma, c_l=1.0) == pytest.approx(d * sigma**2, rel=1e-14, abs=0)
 
 
 # ----------------------------------------------------------------------------- Theorem 1
@@ -306,7 +306,7 @@ def test_theorem_4_corrected_noise_term_is_attained_in_the_limit():
 
 
 def test_theorem_4_T_choice():
-    assert theorem_4_T(n=1000, eps=1.0, delta=1e-3, d=3, L0=1.0) == pytest.approx(math.log(1e6 / (3 * math.log(1e3))))
+    assert theorem_4_T(n=1000, eps=1.0, delta=1e-3, d=3, L0=1.0) == pytest.approx(math.log(1e6 / (3 * math.log(1e3))), rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="theorem_4_T: T = .* is not positive"):
         theorem_4_T(n=2, eps=0.1, delta=1e-3, d=3, L0=1.0)
 

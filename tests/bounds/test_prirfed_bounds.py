@@ -344,7 +344,8 @@ def test_lead_10_initial_gap_is_bounded_by_half_L_g_dist_squared_not_L_g_dist():
     x0 = np.array([[math.exp(3.0)]])
     L_g = P.L_g(3.0)
     gap0, d0 = P.f(x0) - P.f(np.array([[1.0]])), P.manifold.dist(x0, np.array([[1.0]]))
-    assert L_g == pytest.approx(1.0) and gap0 == pytest.approx(4.5) and d0 == pytest.approx(3.0)
+    assert L_g == pytest.approx(1.0, rel=1e-14, abs=0) and gap0 == pytest.approx(4.5, rel=1e-14, abs=0)
+    assert d0 == pytest.approx(3.0, rel=1e-14, abs=0)
     assert gap0 > L_g * d0
     assert gap0 <= 0.5 * L_g * d0**2 * (1 + 1e-12)
     Q = spd_instance()

@@ -45,7 +45,7 @@ def test_linear_rgb_image_closed_form():
     assert C.shape == (9, 9)
     assert np.allclose(C, expected, rtol=1e-13, atol=1e-13)
     F = pixel_features(img, "rgb9")
-    assert np.allclose(F[:, 5:7], 2.0 / 3.0) and np.allclose(F[:, 7:], 0.0, atol=1e-15)
+    assert np.allclose(F[:, 5:7], 2.0 / 3.0, rtol=1e-15, atol=0) and np.allclose(F[:, 7:], 0.0, atol=1e-15)
 
 
 def test_quadratic_gray_image_exact_oracle():
@@ -75,7 +75,7 @@ def test_stack_of_uint8_images_divides_by_255():
     imgs = rng.integers(0, 256, size=(3, 28, 28, 3), dtype=np.uint8)
     D = covariance_descriptors(imgs)
     assert D.shape == (3, 9, 9)
-    assert np.allclose(D[1], covariance_descriptor(imgs[1] / 255.0))
+    assert np.allclose(D[1], covariance_descriptor(imgs[1] / 255.0), rtol=1e-13, atol=1e-13)
 
 
 @pytest.mark.parametrize(

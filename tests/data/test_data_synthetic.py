@@ -79,7 +79,7 @@ def test_eigengap_of_A_per_variant():
 def test_federated_agents_have_their_own_factors():
     agents = federated_eigengap_data([30, 40, 50], 9, 1e-2, np.random.default_rng(3))
     assert [a.Z.shape for a in agents] == [(30, 10), (40, 10), (50, 10)]
-    assert not np.allclose(agents[0].V, agents[1].V)
+    assert np.max(np.abs(agents[0].V - agents[1].V)) > 0.1  # independent random factors, not a copy
 
 
 def test_column_orthonormal_is_haar_sign_fixed():

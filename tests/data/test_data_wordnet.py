@@ -173,7 +173,7 @@ def test_projection_to_ball_known_answer():
     """A point at distance ρ = 3 along e_1 projected on B(o, 1) is (cosh 1, sinh 1, 0)."""
     y = np.array([[np.cosh(3.0), np.sinh(3.0), 0.0], [np.cosh(0.5), 0.0, np.sinh(0.5)]])
     out = wn._project_to_ball(y, 1.0)
-    assert np.allclose(out[0], [np.cosh(1.0), np.sinh(1.0), 0.0]) and np.array_equal(out[1], y[1])
+    assert np.allclose(out[0], [np.cosh(1.0), np.sinh(1.0), 0.0], rtol=1e-14, atol=1e-15) and np.array_equal(out[1], y[1])
 
 
 # ------------------------------------------------------------------------------- embedding and HSP data

@@ -56,7 +56,7 @@ def test_tiny_outputs_exist_and_parse(tiny):
     assert {row["method"] for row in curves} == set(f5.LABELS.values())
     for row in curves:
         assert all(math.isfinite(float(row[k])) for k in row if k != "method")
-        assert float(row["d2_true_mean"]) == pytest.approx(float(row["d2_true_mean"]))  # parses
+        assert float(row["d2_true_mean"]) >= 0  # a mean of squared distances
     f_star = float(_csv(out / "problem.csv")[0]["f_star"])
     # f(h(w)) is the least value of f: every recorded mean cost lies above it (up to rounding)
     assert all(float(row["f_mean"]) >= f_star - 1e-9 for row in curves)

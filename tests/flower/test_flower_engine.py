@@ -75,7 +75,7 @@ def test_bad_uploads_are_refused_and_the_run_continues():
     assert "not on the sphere" in reasons[(2, S[2][0])]
     assert_same_iterates(res.iterates, expected.iterates)
     clean = prirfed(problem, x0, rng=np.random.default_rng(8), record_every=1, keep_iterates=True, **kw)
-    assert not np.allclose(res.iterates[1], clean.history.iterates[1])  # the refusal changed the round
+    assert np.max(np.abs(res.iterates[1] - clean.history.iterates[1])) > 1e-8  # the refusal changed the round
     assert res.event == clean.event
 
 

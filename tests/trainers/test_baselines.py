@@ -88,7 +88,7 @@ def test_dp_frechet_mean_output_distance_is_the_laplace_radius():
     pts = np.array([M.exp(np.eye(2), 0.3 * M.random_tangent(np.eye(2), rng)) for _ in range(6)])
     P = SPDFrechetMean([pts[:3], pts[3:]])
     r = dp_frechet_mean(P, eps=0.5, D=1.0, rng=np.random.default_rng(4), n_steps=300)
-    assert r.info["sigma"] == pytest.approx(2 * 1.0 / 6 / 0.5)
+    assert r.info["sigma"] == pytest.approx(2 * 1.0 / 6 / 0.5, rel=1e-15, abs=0)
     M.check_point(r.x)
     # replay the draws to get lambda: the run key from the Generator, then agent 0's stream of round 0
     g = agent_stream(run_key(np.random.default_rng(4)), 0, 0)
