@@ -96,6 +96,14 @@ def test_checked_in_config_and_equivalents_are_well_formed():
                 assert (root / t).exists(), t
     for n in cfg["named"]:
         assert M.area_of(cfg, n["path"]) is not None
+    # every module an area mutates has tests (verified/manifolds/checks.py had none: a sample that drew
+    # one of its mutants stopped with "no tests for ..." before running anything)
+    for area in cfg["area"]:
+        for g in area["modules"]:
+            for p in sorted(root.glob(g)):
+                rel = p.relative_to(root).as_posix()
+                if M.area_of(cfg, rel) is area:
+                    assert all((root / t).exists() for t in M.tests_of(root, area, rel)), rel
     assert len(M.named_mutants(root, cfg)) == len(cfg["named"])
     for key, reason in M.load_equivalents().items():
         assert key.split("::")[0] and reason
