@@ -527,7 +527,8 @@ def test_tolerances_are_1e_10_plus_64_n_eps_and_scale_with_1_plus_the_norm(cls):
     max |sym(X^T V)| <= b (1 + ||V||_F). At n = 1000 the n eps part is 14% of b, so defects at
     b (1 -+ 1e-3) sit on either side of the bound and of every other constant in it (the tests had
     used n = 13, where 64 n eps is 0.02% of 1e-10, and V of norm 1 and 1e6). X = a e_1 (p = 1) has
-    defect a^2 - 1; V = c e_1 + 3 e_2 has sym(X^T V) = c and ||V||_F = sqrt(9 + c^2) = 3 to 1e-21."""
+    defect a^2 - 1; V = c e_1 + 3 e_2 has sym(X^T V) = c and ||V||_F = sqrt(9 + c^2) = 3 to 1e-21
+    (exactly 3.0 in floating point, so c = 4 b sits exactly on the tangent bound, which is accepted)."""
     n = 1000
     M = cls(n, 1)
     b = 1e-10 + 64.0 * n * 2.0**-52  # eps = 2^-52
@@ -541,7 +542,9 @@ def test_tolerances_are_1e_10_plus_64_n_eps_and_scale_with_1_plus_the_norm(cls):
                 M.check_point(x)
     e1 = np.zeros((n, 1))
     e1[0, 0] = 1.0
-    for frac, ok in ((1 - 1e-3, True), (1 + 1e-3, False)):
+    # frac = 1: the defect 4 b equals the tolerance b (1 + 3) exactly in floating point, and the
+    # bound is inclusive (<=)
+    for frac, ok in ((1 - 1e-3, True), (1.0, True), (1 + 1e-3, False)):
         v = np.zeros((n, 1))
         v[0, 0], v[1, 0] = frac * 4.0 * b, 3.0
         if ok:

@@ -345,6 +345,26 @@ def test_kernel_width_and_a_singular_ridge_system_are_refused_naming_the_cause()
         H(W, Y, np.zeros(3), 1e-300, 1.0)
 
 
+def test_kernel_ridge_weights_that_are_not_finite_are_refused(monkeypatch):
+    """The constructor's last guard: weights alpha_i that come back from the solve not finite are
+    refused, naming the agent and gamma. No natural input is known to reach it (the kernel lies in
+    [0, 1] and the diagonal is 1 + gamma, so a finite non-singular solve overflows only through a
+    pivot near 1e-308), so the solve is replaced by one returning a NaN for agent 1; without the guard
+    the NaN would surface later as a non-finite loss."""
+    import prirfed.reference.problems.hsp as hsp
+
+    M = Lorentz(2)
+    o = M.origin()
+    W, Y = [np.zeros((1, 3)), np.ones((1, 3))], [o[None], o[None]]
+    real = hsp.krr_weights
+    monkeypatch.setattr(hsp, "krr_weights", lambda Wi, *a: real(Wi, *a) * (math.nan if Wi[0, 0] == 1.0 else 1.0))
+    with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: the kernel-ridge weights alpha_1 are not "
+                                         r"finite \(K_i \+ gamma I is numerically singular at gamma = 0\.5\); increase gamma$"):
+        HyperbolicStructuredPrediction(W, Y, np.zeros(3), 0.5, 1.0)
+    monkeypatch.setattr(hsp, "krr_weights", real)
+    assert np.isfinite(HyperbolicStructuredPrediction(W, Y, np.zeros(3), 0.5, 1.0).alpha[1]).all()
+
+
 def test_weighted_mean_from_a_given_start_and_its_iteration_limit():
     """Weights (0.3, 0.7) on H^2 started at a given x0 far from both points (dist 3 from the origin): the
     minimiser is still the geodesic point Exp_a(0.7 Log_a b), and the reported gradient norm is at most

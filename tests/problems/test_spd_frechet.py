@@ -379,3 +379,28 @@ def test_verified_gradients_answer_inside_the_domain_without_the_reference(seed,
         close(V.rgrad_batch(x, i, J), np.stack(want["ij"][i]))
         close(V.rgrad_i(x, i), want["i"][i])
     close(V.rgrad(x), want["all"])
+
+
+@pytest.mark.parametrize("backend", ["reference", "verified"])
+def test_a_whitened_sample_not_positive_definite_in_floating_point_is_refused_by_name(backend):
+    """Z and X are both SPD points (eigenvalues 1 and 1e-16, rotated by 0.3 and 1.2 rad), but
+    cond(X) cond(Z) = 1e32 is beyond float64: the pencil (Z, X) has a computed eigenvalue <= 0 (the
+    precondition, checked first: exactly 0 with this machine's LAPACK), where log, hence f and
+    its gradients, are not defined. Every method refuses with the eigenvalue, not with a NaN or
+    an inf that the generic 'result overflows' check would catch later (f would be +inf). The
+    verified twin says the same."""
+    from prirfed.verified.problems import SPDFrechetMean as VerifiedSPDFrechetMean
+
+    def rot(t, e):
+        R = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+        A = R @ np.diag([1.0, e]) @ R.T
+        return 0.5 * (A + A.T)
+
+    Z, X = rot(0.3, 1e-16), rot(1.2, 1e-16)
+    P = (SPDFrechetMean if backend == "reference" else VerifiedSPDFrechetMean)([Z[None]])
+    P.manifold.check_point(X)
+    assert float(np.min(scipy.linalg.eigh(Z, X, eigvals_only=True))) <= 0.0
+    for name in ("f", "rgrad", "egrad", "rgrad_norm"):
+        with pytest.raises(ValueError, match=rf"^SPDFrechetMean\.{name}: X\^\(-1/2\) Z X\^\(-1/2\) has eigenvalue "
+                                             r"\S+ <= 0 in floating point \(cond\(X\) cond\(Z\) is beyond float64\)$"):
+            getattr(P, name)(X)

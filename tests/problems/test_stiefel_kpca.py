@@ -106,7 +106,8 @@ def test_r_equal_one_is_the_sphere_pca_of_002():
 def test_optimum_spans_the_top_eigenspace_of_a_prescribed_spectrum(seed):
     """Covariance V diag(lam) V^T built in (top r entries at random positions): span(X*) = span of
     those columns of V, f(X*) = -(1/2) sum of the top r lam, grad f(X*) = 0, f(X*) <= f at random
-    points, and f(X Q) = f(X) for orthogonal Q (002 footnote 3)."""
+    points, f(X Q) = f(X) for orthogonal Q (002 footnote 3), and each column's largest-magnitude
+    entry is positive (the optimum's documented signs)."""
     rng = np.random.default_rng(seed)
     d = int(rng.integers(2, 6))
     r = int(rng.integers(1, d))
@@ -125,6 +126,9 @@ def test_optimum_spans_the_top_eigenspace_of_a_prescribed_spectrum(seed):
     assert np.max(principal_angles(Xs, V[:, top])) <= 1e-10
     assert math.isclose(P.f(Xs), -0.5 * lams[top].sum(), rel_tol=1e-11)
     assert P.rgrad_norm(Xs) <= 1e-10
+    # the documented sign rule (eigenvalues distinct, so each column is an eigenvector up to sign):
+    # every column's largest-magnitude entry is positive
+    assert all(Xs[int(np.argmax(np.abs(Xs[:, k]))), k] > 0 for k in range(r))
     for _ in range(10):
         X = P.manifold.random_point(rng)
         assert P.f(Xs) <= P.f(X) + 1e-12
