@@ -181,6 +181,22 @@ def test_subsampled_delta_of_a_pure_dp_inner_is_the_closed_form_at_large_eps(q):
         assert g == pytest.approx(float(w), rel=1e-12, abs=1e-300), e
 
 
+@pytest.mark.parametrize("q", [1e-3, 0.5])
+def test_subsampled_delta_argument_is_exact_to_rounding_across_its_switch(q):
+    """The argument x = log(1 + (e^eps - 1)/q) itself, read through the steep inner curve h(x) = e^-x,
+    whose relative change is the absolute change of x: q h(x) = q^2 / (q + e^eps - 1) exactly.
+    The pure-DP curve of the test above is flat there (a change of x moves it by e^(x - 45)), so
+    it cannot see the last bits of the large-eps form eps - log q + log1p((q - 1) e^-eps): a sign
+    flipped in (q - 1) moves x by 2 e^-eps = 1.9e-13 at 30 nats. Tolerance: x is formed with an
+    error of a few ulps of x <= 37 (7.1e-15 each), so 2e-14 relative; 50-digit oracle."""
+    es = np.array([29.9, 30.0, 30.1, 31.0])
+    got = pld.subsampled_delta(es, q, lambda x: np.exp(-x))
+    with mp.workdps(50):
+        want = [q * q / (q + mp.expm1(mp.mpf(float(e)))) for e in es]
+    for g, w, e in zip(got, want, es):
+        assert g == pytest.approx(float(w), rel=2e-14, abs=0), e
+
+
 def test_binomial_gaussian_delta_is_at_most_one():
     """A hockey-stick divergence of probability laws is at most 1, and the docstring promises the cap.
     At rho = 0.99, T = 10000, mu = 10 the binomial weights (from gammaln) sum to 1 + 9e-12 in float64,

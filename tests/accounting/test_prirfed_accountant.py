@@ -52,6 +52,17 @@ def test_exact_blackbox_epsilon_is_the_smallest_that_reaches_delta():
     assert pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 500, 1e-3) == math.inf
 
 
+def test_exact_blackbox_epsilon_is_zero_when_delta_prime_equals_delta_of_zero():
+    """The documented edge "0 if delta(0) <= delta_prime" is inclusive. One round (T = 1, rho = 1,
+    delta = 0) of a pure 1-DP trainer has delta(0) = p (1 - e^-1) with p = e / (1 + e), i.e.
+    (e - 1)/(e + 1) = tanh(1/2) (checked against it to 1e-15); asked for exactly the delta(0) it
+    computes, the answer is eps' = 0, not the end of a bisection a tolerance above 0."""
+    d0 = pa.blackbox_exact_delta(1.0, 0.0, 1.0, 1, 0.0)
+    assert d0 == pytest.approx(math.tanh(0.5), rel=1e-15, abs=0)
+    assert pa.blackbox_exact_epsilon(1.0, 0.0, 1.0, 1, d0) == 0.0
+    assert pa.blackbox_exact_epsilon(1.0, 0.0, 1.0, 1, d0 * (1 - 1e-9)) > 0.0
+
+
 def test_rigorous_table_1_is_consistent():
     """The exact accountant is optimal, so at the advanced-composition delta it is <= the advanced eps';
     N=100, T=50, s=1 gives 0.270 (the lead's 0.27) and s=5, T=500 gives 1.56 (the lead said about 2.2),
