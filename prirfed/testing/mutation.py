@@ -38,6 +38,11 @@ survivors named in the issue tracker), run on every invocation.
 The score: killed + timeout over all run mutants that are not equivalent. Sampling
 (``--sample F --seed S``) keeps a mutant when a hash of its key and the seed falls under F: the
 same code gives the same subset on every machine, and an edit elsewhere does not reshuffle it.
+
+A long run in pieces: ``--resume`` keeps ``OUT/progress.jsonl`` and runs only the mutants not
+recorded there, so the full run (about 15,600 mutants, days of CPU on two cores) can be stopped
+and started again with the same arguments; each record names the commit it ran at, and the report
+lists the commits of all pieces.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ import hashlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -647,6 +653,18 @@ def write_report(results, per, config, out: Path, header: str):
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _commit_of(root: Path) -> str | None:
+    """The checkout's commit (with ``+dirty`` when its tracked files differ from it), or None outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (head + ("+dirty" if dirty else "")) if head else None
+
+
 def main(argv=None) -> int:
     """The command ``python -m prirfed.testing.mutation``: collect, run and report mutants.
 
@@ -685,6 +703,11 @@ def main(argv=None) -> int:
     ap.add_argument("--survivors-of", action="append", default=[], metavar="PROGRESS",
                     help="only the mutants that survived (or were not imported) in this earlier run's "
                          "progress.jsonl (repeatable): re-runs a sample's survivors against today's tests")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep OUT/progress.jsonl and run only the mutants not recorded there: a long run (the "
+                         "full run) made in pieces, each stopped any time (Ctrl-C, SIGTERM) and started again "
+                         "with the same arguments; the report covers every recorded mutant and names the "
+                         "commits the pieces ran at")
     ap.add_argument("--interleave", action="store_true",
                     help="run the areas' mutants round robin, so a run stopped early (Ctrl-C, SIGTERM) has "
                          "sampled every area alike; the report then covers the mutants run so far")
@@ -724,7 +747,19 @@ def main(argv=None) -> int:
     stopped = None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "progress.jsonl").write_text("", encoding="utf-8")
+    done = {}  # --resume: the mutants an earlier piece of this run recorded, by key
+    if args.resume and (out / "progress.jsonl").is_file():
+        for n, line in enumerate((out / "progress.jsonl").read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                rec = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:  # a line cut by a kill mid-write: that mutant runs again
+                print(f"--resume: {out / 'progress.jsonl'} line {n} is not a record; ignored", file=sys.stderr)
+                continue
+            if rec is not None:
+                done[rec["key"]] = rec
+    else:
+        (out / "progress.jsonl").write_text("", encoding="utf-8")
+    commit = _commit_of(root)
     t_start = time.monotonic()
     baseline = {}
     results = []
@@ -735,6 +770,9 @@ def main(argv=None) -> int:
         if m.key in equivalents:
             rec.update(outcome="equivalent", reason=equivalents[m.key], seconds=0.0)
             results.append(rec)
+            continue
+        if m.key in done:
+            results.append(done[m.key])
             continue
         tests = tests_of(root, area, m.path)
         fresh = bool(area.get("fresh_numba", False))
@@ -756,7 +794,7 @@ def main(argv=None) -> int:
             stopped = f"stopped by {type(exc).__name__} after {i} of {len(pairs)} mutants"
             print(stopped, file=sys.stderr, flush=True)
             break
-        rec.update(outcome=outcome, seconds=round(dt, 2))
+        rec.update(outcome=outcome, seconds=round(dt, 2), commit=commit)
         if outcome in ("survived", "timeout") and m.key in tolerated:
             # a tolerated mutant that ran out of time is not evidence of a kill either
             rec["tolerated"] = tolerated[m.key] + (f" (timed out at {limit:.0f} s)" if outcome == "timeout" else "")
@@ -769,6 +807,12 @@ def main(argv=None) -> int:
     per = summarise(results)
     header = (f"command: `python -m prirfed.testing.mutation {' '.join(argv if argv is not None else sys.argv[1:])}`; "
               f"{len(results)} mutants, {elapsed:.0f} s wall" + (f"; {stopped}" if stopped else ""))
+    resumed = [r for r in results if r["key"] in done and r["outcome"] != "equivalent"]
+    if resumed:
+        commits = sorted({str(r.get("commit")) for r in results if r["outcome"] != "equivalent"})
+        header += (f"; resumed: {len(resumed)} of them recorded by earlier pieces of this run; the pieces' "
+                   f"mutant time {sum(r.get('seconds', 0.0) for r in results):.0f} s in all, at "
+                   f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}")
     (out / "results.json").write_text(json.dumps(dict(results=results, elapsed=elapsed), indent=1), encoding="utf-8")
     write_report(results, per, config, out / "report.md", header)
     print((out / "report.md").read_text(encoding="utf-8"))

@@ -240,6 +240,31 @@ def test_survivors_of_an_earlier_run_are_run_again_and_nothing_else(tmp_path):
     assert {r["key"] for r in second} == survivors
 
 
+def test_a_resumed_run_runs_only_the_mutants_not_yet_recorded(tmp_path):
+    """--resume: a run in pieces (the full run does not fit in one sitting). After a first piece,
+    two records are removed and a third is cut mid-line (a kill during the write); the second
+    piece runs exactly those three again, keeps the other records as they were (a marker added to
+    one survives), and its report counts every mutant once and says how many were resumed."""
+    _toy_repo(tmp_path, "def f(x):\n    return 2 * x + 1\n",
+              "from toy.mod import f\n\n\ndef test_f():\n    assert f(0) == 1\n")
+    out = tmp_path / "rep"
+    _run_harness(tmp_path, out, "--timeout", "300", "--resume")
+    first = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+    assert len(first) >= 5 and all("commit" in r for r in first)
+    kept = first[:-3]
+    kept[0] = dict(kept[0], marker="from the first piece")
+    lines = [json.dumps(r) for r in kept] + [json.dumps(first[-3])[:20]]
+    (out / "progress.jsonl").write_text("\n".join(lines) + "\n")
+    stdout = _run_harness(tmp_path, out, "--timeout", "300", "--resume")
+    second = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()[len(lines):]]
+    assert sorted(r["key"] for r in second) == sorted(r["key"] for r in first[-3:])
+    results = json.loads((out / "results.json").read_text())["results"]
+    assert sorted(r["key"] for r in results) == sorted(r["key"] for r in first)
+    assert [r for r in results if r["key"] == kept[0]["key"]][0]["marker"] == "from the first piece"
+    assert f"resumed: {len(kept)} of them recorded by earlier pieces" in (out / "report.md").read_text()
+    assert f"of {len(first)} non-equivalent mutants" in stdout
+
+
 @pytest.mark.parametrize("option", ["--survivors-of", "--equivalents", "--config"])
 def test_a_missing_file_is_a_one_line_refusal(option, tmp_path, capsys):
     """A file option naming no file ends with argparse's exit code 2 and the option in the message,
