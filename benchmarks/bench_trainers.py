@@ -20,7 +20,7 @@ Settings (000 section 6, as far as the extracted text states them):
   geometrically (| ||x|| - 1 | grows about x1.28 per round from 2e-16: 6e-12 at round 50,
   1.4e-6 at round 100), because ``Sphere.exp`` does not renormalise and the gradient formula
   -2ca(z - ax) is not tangent when ||x|| != 1, so each step amplifies the normal rounding error;
-  the reference raises ``x is not on the sphere`` near round 60. See
+  the reference raises ``not on the sphere`` near round 60. See
   proofs_notes/verified_trainers.md section 6.
 - SPD Frechet mean 2 x 2 (000 section 6.2, Figure 3): Wishart W(I/2, 2) samples with
   dist(I, Z) < D_W = 1, N = 50, N_i = 100, s_t = 1, K = 3, tau = 1, alpha_t = 0.05,

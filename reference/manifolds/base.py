@@ -6,7 +6,7 @@ checks rely on the names, so do not rename them.
 
 Validation policy: every public method validates its inputs when
 ``self.validate`` is true (the default). A defect raises ``ValueError`` whose message names the
-method, the defect and its size, e.g. ``"Sphere.exp: x is not on the sphere (| ||x|| - 1 | =
+method, the defect and its size, e.g. ``"Sphere.exp: not on the sphere (| ||x|| - 1 | =
 3.1e-02, tolerance 1.0e-10)"``. Subclasses implement the geometry in the ``_``-prefixed
 defect finders and never silently repair input.
 

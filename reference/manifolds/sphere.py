@@ -137,7 +137,7 @@ class Sphere(Manifold):
     def _point_defect(self, x):
         defect = abs(norm2(x) - 1.0)
         if not defect <= self.tol:
-            return f"x is not on the sphere (| ||x|| - 1 | = {defect:.1e}, tolerance {self.tol:.1e})"
+            return f"not on the sphere (| ||x|| - 1 | = {defect:.1e}, tolerance {self.tol:.1e})"
         return None
 
     def _tangent_defect(self, x, v):

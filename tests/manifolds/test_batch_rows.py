@@ -42,4 +42,4 @@ def test_without_screens_every_row_is_checked_by_the_single_call():
     with pytest.raises(ValueError) as batch:
         M.dist_batch(X, Y)
     assert str(batch.value) == f"UnscreenedSphere.dist_batch: row 1: {tail}"
-    assert tail.startswith("y: x is not on the sphere (| ||x|| - 1 | = 1.0e+00")
+    assert tail.startswith("y: not on the sphere (| ||x|| - 1 | = 1.0e+00")

@@ -245,7 +245,7 @@ def test_kernels_refuse_antipodes_and_batches_name_the_index():
         M.log_batch(X, Y)
     with pytest.raises(ValueError, match=r"Sphere\.transp_batch: row 2: y is \(numerically\) antipodal"):
         M.transp_batch(X, Y, np.array([[1.0, 0, 0]] * 3))
-    with pytest.raises(ValueError, match=r"Sphere\.dist_batch: row 1: y: x is not on the sphere"):
+    with pytest.raises(ValueError, match=r"Sphere\.dist_batch: row 1: y: not on the sphere"):
         M.dist_batch(X, np.array([x, 2 * x, x]))
     with pytest.raises(ValueError, match=r"Sphere\.exp_batch: row 0: v: not tangent at x"):
         M.exp_batch(X, X)
@@ -439,7 +439,7 @@ def test_bad_input(cls):
             cls(d)
     M = cls(2)
     x = np.array([0.0, 0.0, 1.0])
-    with pytest.raises(ValueError, match=r"Sphere\.check_point: x is not on the sphere \(\| \|\|x\|\| - 1 \| = 1\.0e-06, tolerance 1\.0e-10\)"):
+    with pytest.raises(ValueError, match=r"Sphere\.check_point: not on the sphere \(\| \|\|x\|\| - 1 \| = 1\.0e-06, tolerance 1\.0e-10\)"):
         M.check_point(np.array([0.0, 0.0, 1.0 + 1e-6]))
     with pytest.raises(ValueError, match=r"Sphere\.exp: v: not tangent at x \(\|x\^T v\| = 1\.0e-03"):
         M.exp(x, np.array([1.0, 0.0, 1e-3]))
@@ -447,7 +447,7 @@ def test_bad_input(cls):
         M.exp(x, np.array([1e200, 1e200, 0.0]))
     with pytest.raises(ValueError, match=r"Sphere\.log: y has shape \(2,\), expected \(3,\)"):
         M.log(x, np.array([1.0, 0.0]))
-    with pytest.raises(ValueError, match=r"Sphere\.transp: y: x is not on the sphere"):
+    with pytest.raises(ValueError, match=r"Sphere\.transp: y: not on the sphere"):
         M.transp(x, np.array([1.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0]))
     with pytest.raises(ValueError, match=r"Sphere\.proj: w has 1 non-finite entry"):
         M.proj(x, np.array([np.nan, 0.0, 0.0]))
@@ -630,7 +630,7 @@ def test_point_tolerance_is_inclusive(cls):
     x[0] = 1.0 + 451000 * EPS
     M.check_point(x)
     x[0] = 1.0 + 451001 * EPS
-    with pytest.raises(ValueError, match=r"x is not on the sphere \(\| \|\|x\|\| - 1 \| = 1\.0e-10, tolerance 1\.0e-10\)"):
+    with pytest.raises(ValueError, match=r"not on the sphere \(\| \|\|x\|\| - 1 \| = 1\.0e-10, tolerance 1\.0e-10\)"):
         M.check_point(x)
 
 
