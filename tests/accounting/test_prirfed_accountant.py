@@ -524,6 +524,21 @@ def test_calibrated_sigma_is_the_smallest_grid_point_whatever_the_start(seed):
                 assert r.rtol <= rtol and r.eps_at_sigma == f(hi)
 
 
+def test_calibrate_sigma_where_eps_reaches_exactly_zero():
+    """An accountant's eps is exactly 0 once delta(0) <= delta (large sigma); the search's secant
+    reads log eps, so eps = 0 stands for log eps = -745 (below every float's log) instead of raising
+    a math domain error. eps(sigma) = 2 - sigma below sigma = 1.6 and 0 from there on, target 0.5:
+    from sigma0 = 1 the first upward step lands near sigma = 2, where eps = 0, and from sigma0 = 3
+    the search starts at eps = 0; both answers are the scanned grid point at sigma = 1.5 (as in the
+    test above)."""
+    f = lambda s: 0.0 if s >= 1.6 else 2.0 - s  # noqa: E731
+    hi, lo = _grid_answer(f, 0.5, 1e-6, 1.5)
+    for s0 in (1.0, 3.0):
+        r = cal.calibrate_sigma(f, 0.5, sigma0=s0, rtol=1e-6)
+        assert (r.sigma, r.bracket) == (hi, (lo, hi)), s0
+        assert r.eps_at_sigma == f(hi) <= 0.5 < f(lo)
+
+
 def test_calibrate_sigma_refuses_a_tolerance_below_its_grid_resolution():
     """Below MIN_RTOL = 1e-10 adjacent points of the grid exp(k h) are no longer distinct after
     rounding everywhere in float range (k h up to 709 is rounded by up to 5.7e-14): refused by name,
