@@ -91,7 +91,15 @@ def test_closed_forms():
     assert preprocessing_theorem_4_1(0.3, 1e-5, 1) == pytest.approx((0.3, 1e-5), rel=1e-15, abs=0)
     assert group_privacy(0.3, 1e-5, 2) == pytest.approx((0.6, 2 * math.exp(0.3) * 1e-5), rel=1e-15, abs=0)
     for args in [(0.3, 1e-5, 0.2), (2.0, 1e-3, 0.01)]:
-        assert subsampling_lemma_4_1(*args)[0] == pytest.approx(float(mpx.subsampling_lemma_4_1(*args)[0]), rel=1e-14, abs=0)
+        want_eps, want_delta = mpx.subsampling_lemma_4_1(*args)
+        assert subsampling_lemma_4_1(*args) == pytest.approx((float(want_eps), float(want_delta)), rel=1e-14, abs=0)
+    # Lemma 4.1 by hand at rho = 0.2: delta' = 0.2 * 1e-5 = 2e-6 and eps' = log(1 + 0.2 (e^0.3 - 1)),
+    # e^0.3 - 1 = 0.3498588075760032 (to 16 digits), so eps' = log(1.0699717615152006); the oracle to
+    # 30 digits, the float to rounding
+    with mp.workdps(50):
+        oe, od = mpx.subsampling_lemma_4_1(0.3, 1e-5, 0.2)
+        assert abs(od - mp.mpf("2e-6")) <= mp.mpf("1e-20")  # the floats 0.2 and 1e-5 are 1e-17 off their decimals
+        assert abs(oe - mp.log(mp.mpf("1.0699717615152006"))) <= mp.mpf("1e-16")
     assert advanced_composition(0.1, 1e-6, 10, 1e-5)[0] == pytest.approx(float(mpx.advanced_composition(0.1, 10, 1e-5)), rel=1e-14, abs=0)
 
 

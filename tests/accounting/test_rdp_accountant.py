@@ -1134,3 +1134,16 @@ def test_lemma_3_takes_lambda_at_the_end_of_its_range():
     assert rdp.lemma_3_moments_bound(lam, L0, n, b, sigma) == pytest.approx(120 / n**2, rel=1e-15, abs=0)
     with pytest.raises(ValueError, match="needs lambda <="):
         rdp.lemma_3_moments_bound(math.nextafter(lam, 2.0), L0, n, b, sigma)
+
+
+@pytest.mark.parametrize("alpha,z,want", [(3, 0.5, "12"), (8, 2.0, "7"), (40, 4.0, "48.75")])
+def test_poisson_sum_oracle_at_q_one_is_the_gaussian(alpha, z, want):
+    """At q = 1 every record is in the batch, so the MTZ19 sum keeps only its k = alpha term:
+    log A_alpha = alpha (alpha - 1) / (2 z^2) (Mironov 2017, Prop. 7, times alpha - 1). By hand:
+    3 * 2 / (2 * 0.25) = 12, 8 * 7 / (2 * 4) = 7, 40 * 39 / (2 * 16) = 48.75. The oracle to 40 digits
+    (its terms with k < alpha vanish exactly: (1 - q)^(alpha - k) = 0), and the float64 accountant to
+    rounding."""
+    with mp.workdps(50):
+        got = mpx.poisson_gaussian_log_a_sum(alpha, 1.0, z)
+        assert abs(got - mp.mpf(want)) <= mp.mpf("1e-40") * mp.mpf(want)
+    assert rdp.poisson_gaussian_log_a(alpha, 1.0, z) == pytest.approx(float(want), rel=1e-14, abs=0)
