@@ -43,6 +43,13 @@ A long run in pieces: ``--resume`` keeps ``OUT/progress.jsonl`` and runs only th
 recorded there, so the full run (about 15,600 mutants, days of CPU on two cores) can be stopped
 and started again with the same arguments; each record names the commit it ran at, and the report
 lists the commits of all pieces.
+
+Covering tests first (``--covering``): the area's tests are run once on the unmutated code under
+line coverage, each test under its own coverage context, and a mutant then runs first against only
+the tests that executed its statement. A mutant they kill is killed; one that survives them (or
+whose statement ran at import time, outside every test, or in no traced test) is run against all
+the area's tests as without the option. So every outcome is the one the area's tests give; only
+the time changes (a kill no longer waits for the tests that come before the killing one).
 """
 
 from __future__ import annotations
@@ -546,6 +553,140 @@ def _wait(pid, t0, timeout):
         time.sleep(0.05)
 
 
+def _statement_lines(m: Mutant) -> list[int]:
+    """The lines under which line coverage records the mutated code: from the first line of the
+    innermost statement holding the mutated span to the span's last line (coverage files a
+    multi-line statement under its first line). Empty when no statement holds the span."""
+    raw, a, b, _ = m.span
+    starts = _byte_offsets(raw)
+    best = None
+    for node in ast.walk(ast.parse(raw.decode("utf-8"))):
+        if not isinstance(node, ast.stmt):
+            continue
+        lo = starts[node.lineno - 1] + node.col_offset
+        hi = starts[node.end_lineno - 1] + node.end_col_offset
+        if lo <= a and b <= hi and (best is None or hi - lo < best[1] - best[0]):
+            best = (lo, hi, node.lineno)
+    if best is None:
+        return []
+    last = raw[:max(a, b - 1)].count(b"\n") + 1
+    return list(range(best[2], max(best[2], last) + 1))
+
+
+class _TestContexts:
+    """pytest plugin of the coverage run: each test's lines under a context named by its test
+    function (``file::Class::name``, parameters dropped); code run outside a test (imports,
+    collection) stays under the empty context."""
+
+    def __init__(self, cov):
+        self.cov = cov
+
+    def pytest_runtest_setup(self, item):
+        self.cov.switch_context(item.nodeid.split("[", 1)[0])
+
+    def pytest_runtest_teardown(self, item, nextitem):
+        self.cov.switch_context(item.nodeid.split("[", 1)[0])
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "teardown":
+            self.cov.switch_context("")
+
+
+def _coverage_child(root: Path, tests: list[str], files: list[str], workdir: Path, out_json: Path, log: Path):
+    """Runs in a forked child: the unmutated ``tests`` under line coverage of ``files``; writes
+    ``{file: {line: [contexts]}}`` to ``out_json``; never returns."""
+    code = 3
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.setpgid(0, 0)
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(workdir / "hypothesis")
+        os.environ.setdefault("HYPOTHESIS_PROFILE", "prirfed-ci")
+        sys.meta_path.insert(0, _RootFinder(Path(root).resolve()))
+        import coverage
+        import pytest
+
+        cov = coverage.Coverage(data_file=None, include=[str((root / f).resolve()) for f in files], config_file=False)
+        cov.start()
+        os.chdir(root)
+        rc = int(pytest.main([*tests, "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts=", "--assert=plain",
+                              "-W", "ignore::DeprecationWarning"], plugins=[_TestContexts(cov)]))
+        cov.stop()
+        data = cov.get_data()
+        lines = {}
+        for f in files:
+            by_line = data.contexts_by_lineno(str((root / f).resolve()))
+            lines[f] = {str(n): sorted(c) for n, c in by_line.items()}
+        out_json.write_text(json.dumps(lines), encoding="utf-8")
+        code = rc
+    except BaseException:  # noqa: BLE001 - report anything as an error exit
+        import traceback
+
+        traceback.print_exc()
+        code = 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def covering_map(root: Path, tests: list[str], files: list[str], out: Path, commit: str | None) -> dict:
+    """Which test functions execute which lines of ``files``: ``{file: {line: [contexts]}}``, the
+    empty context meaning outside any test. Cached in ``out/covering.json`` for one commit and one
+    list of tests (a dirty checkout is measured afresh every time)."""
+    cache = out / "covering.json"
+    want = dict(commit=commit, tests=sorted(tests), files=sorted(files))
+    if cache.is_file() and commit and not commit.endswith("+dirty"):
+        old = json.loads(cache.read_text(encoding="utf-8"))
+        if {k: old.get(k) for k in want} == want:
+            return old["lines"]
+    with tempfile.TemporaryDirectory(prefix="prirfed-covering-") as tmp:
+        workdir = Path(tmp)
+        got, log = workdir / "lines.json", out / "covering.log"
+        t0 = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            _coverage_child(root, tests, files, workdir, got, log)
+        status = None
+        try:
+            status = _wait(pid, t0, 4 * 3600)
+        finally:
+            if status is None:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+        if status != 0 or not got.is_file():
+            raise RuntimeError(f"--covering: the unmutated tests under coverage did not pass (exit {status}): see {log}")
+        lines = json.loads(got.read_text(encoding="utf-8"))
+    print(f"[covering] {len(tests)} test entries under line coverage: {time.monotonic() - t0:.1f} s", flush=True)
+    cache.write_text(json.dumps(dict(want, lines=lines)), encoding="utf-8")
+    return lines
+
+
+def covering_tests(lines: dict, m: Mutant, area_tests: list[str]) -> list[str] | None:
+    """The area's test functions that executed the mutant's statement, in the order the area lists
+    its tests; None (run them all) when the statement ran outside every test (at import) or in
+    none of them."""
+    got = set()
+    for n in _statement_lines(m):
+        got.update(lines.get(m.path, {}).get(str(n), []))
+    if not got or "" in got:
+        return None
+
+    def place(ctx):
+        for i, t in enumerate(area_tests):
+            t = t.rstrip("/")
+            if ctx == t or ctx.startswith(t + "::") or ctx.startswith(t + "/"):
+                return i
+        return None
+
+    mine = sorted((place(c), c) for c in got if place(c) is not None)
+    return [c for _, c in mine] or None
+
+
 def _preimport():
     """Heavy third-party imports done once in the parent (the children fork from it)."""
     import numpy  # noqa: F401
@@ -711,6 +852,11 @@ def main(argv=None) -> int:
     ap.add_argument("--interleave", action="store_true",
                     help="run the areas' mutants round robin, so a run stopped early (Ctrl-C, SIGTERM) has "
                          "sampled every area alike; the report then covers the mutants run so far")
+    ap.add_argument("--covering", action="store_true",
+                    help="run each mutant first against only the area's tests that execute its statement "
+                         "(line coverage of the unmutated code, measured once and kept in OUT/covering.json); "
+                         "a survivor of those, or a statement run at import or by no traced test, is run "
+                         "against all the area's tests: the same outcomes, in less time")
     args = ap.parse_args(argv)
     root = Path(args.root).resolve()
     for name, files in (("--config", [args.config]), ("--equivalents", [args.equivalents]),
@@ -760,6 +906,15 @@ def main(argv=None) -> int:
     else:
         (out / "progress.jsonl").write_text("", encoding="utf-8")
     commit = _commit_of(root)
+    lines = {}
+    if args.covering:
+        todo = [(a, m) for a, m in pairs if m.key not in equivalents and m.key not in done]
+        all_tests, files = [], []
+        for a, m in todo:
+            all_tests += [t for t in tests_of(root, a, m.path) if t not in all_tests]
+            files += [m.path] if m.path not in files else []
+        if todo:
+            lines = covering_map(root, all_tests, files, out, commit)
     t_start = time.monotonic()
     baseline = {}
     results = []
@@ -788,8 +943,17 @@ def main(argv=None) -> int:
             baseline[bkey] = dt
             print(f"[baseline] {' '.join(tests)}: {dt:.1f} s", flush=True)
         limit = args.timeout if args.timeout is not None else args.timeout_factor * baseline[bkey] + 30.0
+        first = covering_tests(lines, m, tests) if args.covering else None
         try:
-            outcome, dt = run_one(root, m, tests, limit, fresh)
+            if first is not None:
+                outcome, dt = run_one(root, m, first, limit, fresh)
+                rec["covering"] = len(first)
+                if outcome in ("survived", "not-imported", "no-tests"):  # the whole area decides
+                    outcome, dt2 = run_one(root, m, tests, limit, fresh)
+                    dt += dt2
+                    rec["covering_then_area"] = True
+            else:
+                outcome, dt = run_one(root, m, tests, limit, fresh)
         except (KeyboardInterrupt, SystemExit) as exc:  # the running child is ended by run_one's cleanup
             stopped = f"stopped by {type(exc).__name__} after {i} of {len(pairs)} mutants"
             print(stopped, file=sys.stderr, flush=True)

@@ -293,3 +293,30 @@ def test_the_tests_of_a_mutant_import_the_checkout_under_test(tmp_path):
     got = [s.strip() for s in out.stdout.split("|")]
     assert got[:4] == ["stand-in prirfed", "stand-in reference", "stand-in verified", "stand-in checks"], out.stderr
     assert got[4] == str(tmp_path / "reference" / "checks.py")
+
+
+def test_covering_tests_first_give_the_same_outcomes(tmp_path):
+    """--covering runs a mutant first against the tests that executed its statement, then (if it
+    survives them) against the whole area: outcomes equal the plain run's. Toy: f is checked by
+    test_f only, g by test_g only and weakly (g(2) > 0); K is a module constant (run at import, so
+    its mutants go to the whole area). The coverage map files f's line under test_f alone and K's
+    under the empty (import-time) context; f's killed mutants ran one test, g's survivors ran the
+    covering test and then the area."""
+    _toy_repo(tmp_path, "K = 3\n\n\ndef f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * K\n",
+              "from toy.mod import f, g\n\n\ndef test_f():\n    assert f(1) == 2\n\n\n"
+              "def test_g():\n    assert g(2) > 0\n")
+
+    def run(out, *extra):
+        _run_harness(tmp_path, out, "--timeout", "300", *extra)
+        return {r["key"]: r for r in map(json.loads, (out / "progress.jsonl").read_text().splitlines())}
+
+    plain = run(tmp_path / "rep0")
+    cov = run(tmp_path / "rep1", "--covering")
+    assert {k: r["outcome"] for k, r in cov.items()} == {k: r["outcome"] for k, r in plain.items()}
+    lines = json.loads((tmp_path / "rep1" / "covering.json").read_text())["lines"]["toy/mod.py"]
+    assert lines["5"] == ["test_toy.py::test_f"] and lines["9"] == ["test_toy.py::test_g"] and lines["1"] == [""]
+    f_kills = [r for k, r in cov.items() if "::f::" in k]
+    assert f_kills and all(r["outcome"] == "killed" and r["covering"] == 1 for r in f_kills)
+    assert all("covering" not in r for k, r in cov.items() if "<module>" in k)
+    weak = [r for k, r in cov.items() if "::g::" in k and r["outcome"] == "survived"]
+    assert weak and all(r["covering"] == 1 and r["covering_then_area"] for r in weak)
