@@ -430,7 +430,13 @@ def _blackbox_delta(eps: float, delta: float, rho: float, T: int, eps_prime: flo
     from scipy import special as sp
 
     n, log_w, p, p_inf = _blackbox_delta_terms(eps, delta, rho, T)
-    i_star = np.floor((n + eps_prime / eps) / 2.0 + 1e-12).astype(np.int64)  # largest i with (2i - n) eps <= eps'
+    # i* = the largest i with (2i - n) eps <= eps': the quotient eps' / eps is off by an ulp at most,
+    # so the floor is off by one at most, at the boundaries; one step each way against the comparison
+    # itself settles it. (A guard of + 1e-12 inside the floor instead dropped the positive terms
+    # of the losses within 2e-12 eps above eps': delta(T eps (1 - 1e-13)) came out 0, not 7.3e-14.)
+    i_star = np.floor((n + eps_prime / eps) / 2.0).astype(np.int64)
+    i_star = np.where((2 * i_star - n) * eps > eps_prime, i_star - 1, i_star)
+    i_star = np.where((2 * (i_star + 1) - n) * eps <= eps_prime, i_star + 1, i_star)
     k_lo = n - i_star - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         log_sf = np.log(sp.bdtrc(i_star, n, p))  # P[Bin(n,p) > i*]

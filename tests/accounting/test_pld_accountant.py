@@ -485,6 +485,38 @@ def test_curve_at_counts_the_mass_at_infinity_like_the_definition():
         assert d.curve_at([eps])[0] == pytest.approx(want, rel=1e-12, abs=0)
 
 
+@pytest.mark.parametrize("delta,want", [(0.01, 0.1 + math.log(0.98)), (0.03, 0.1 + math.log(0.94)), (0.047, 0.1 + math.log(0.906))])
+def test_epsilon_inside_the_first_grid_step_is_solved_exactly(delta, want):
+    """Masses 0.5 at the losses 0 and h = 0.1: for eps in [0, h), delta(eps) = 0.5 (1 - e^{eps - 0.1})
+    (the definition written out), so eps(delta) = 0.1 + log(1 - 2 delta): 0.0797973 at delta = 0.01,
+    0.0381246 at 0.03, 0.0012840 at 0.047 (delta(0) = 0.0475813). The answer lies in the first grid
+    step, where epsilon solves on the step below the first grid point that meets delta (a lookup one
+    index off took the last point's E = 0 there and returned h = 0.1: sound but not the exact value,
+    and it survived)."""
+    d = pld.DiscretePLD(h=0.1, lo=0, masses=np.array([0.5, 0.5]))
+    assert d.epsilon(delta) == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert d.delta(d.epsilon(delta)) == pytest.approx(delta, rel=1e-12, abs=0)
+
+
+def test_is_exact_and_tight_names_the_attained_closed_forms_only():
+    """is_exact_and_tight is True where the accountant's curve is the exact curve of a pair some
+    mechanism attains: Gaussians composed (a Gaussian of shift sqrt(5) / 1.5) and activated Gaussian
+    rounds (the binomial mixture); False for a Poisson-subsampled Gaussian (a discretised PLD, an
+    upper bound) and for a composition holding one. Where True, epsilon(accountant="best") is that
+    exact value: the closed form's eps at mu = sqrt(5) / 1.5 against the 50-digit oracle."""
+    from prirfed.reference.accounting.accountants import epsilon
+
+    gauss5 = SelfComposed(Gaussian(1.5), 5)
+    assert pld.PldAccountant().compose(gauss5).is_exact_and_tight() is True
+    assert pld.PldAccountant().compose(SelfComposed(Activation(0.2, Gaussian(1.0)), 10)).is_exact_and_tight() is True
+    poisson = PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE))
+    assert pld.PldAccountant(relation=ADD_REMOVE).compose(poisson).is_exact_and_tight() is False
+    mixed = Composed([Gaussian(1.0, ADD_REMOVE), poisson])
+    assert pld.PldAccountant(relation=ADD_REMOVE).compose(mixed).is_exact_and_tight() is False
+    want = float(mpx.gaussian_exact_epsilon(1e-5, mp.sqrt(5) / mp.mpf(1.5)))
+    assert epsilon(gauss5, 1e-5) == pytest.approx(want, rel=1e-9, abs=0)
+
+
 def test_best_epsilon_falls_back_to_rdp_when_the_pld_grid_cannot_hold_the_event():
     """A Poisson-subsampled Gaussian at noise multiplier 0.02, composed 50 times: its privacy loss
     spans more than the PLD accountant's largest grid (it refuses, naming the grid), but RDP bounds

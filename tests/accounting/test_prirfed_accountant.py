@@ -32,6 +32,27 @@ def test_exact_blackbox_matches_mpmath_brute_force(rho, T, ep):
     assert got == pytest.approx(float(mpx.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)), rel=1e-11, abs=0)
 
 
+@pytest.mark.parametrize("eps,T,k", [(1.0, 1, 1), (0.3, 10, 10), (0.5, 10, 6), (1.0, 10, 8)])
+def test_exact_blackbox_just_below_a_loss_of_the_pair(eps, T, k):
+    """eps' a hair (1e-13 relative) below the privacy loss k eps of KOV's pair (rho = 1, delta = 0, T
+    rounds of randomized response, p = e^eps / (1 + e^eps)): delta(eps') = delta(k eps) plus the
+    outcomes of loss exactly k eps, which now count 1 - e^{eps' - k eps} each. By hand: those are the
+    outcomes with (T + k)/2 plus atoms, probability C(T, (T+k)/2) p^((T+k)/2) (1-p)^((T-k)/2). At
+    T = k = 1 that is all of delta(eps'): p (1 - e^{-1e-13}) = 7.3e-14, not 0. Against KOV's closed
+    form at k eps (the 50-digit oracle) plus that term; a floor guarded by
+    + 1e-12 dropped the term (it returned 0 at T = k = 1)."""
+    ep = k * eps * (1 - 1e-13)
+    _, at_k = mpx.kov_optimal_delta(eps, 0.0, T, (T - k) // 2)
+    p = math.exp(eps) / (1 + math.exp(eps))
+    plus = (T + k) // 2
+    prob = math.comb(T, plus) * p**plus * (1 - p) ** (T - plus)
+    term = prob * -math.expm1(ep - k * eps)
+    # the code reads the term as P(plus) - e^{eps'} P(mirror): a difference of two numbers of size
+    # prob, so it carries about 1e-16 prob of rounding (1e-14 prob allowed; the term is 3e-13 prob)
+    assert pa.blackbox_exact_delta(eps, 0.0, 1.0, T, ep) == pytest.approx(float(at_k) + term, rel=1e-11, abs=1e-14 * prob)
+    assert pa.blackbox_exact_delta(eps, 0.0, 1.0, T, ep) > float(at_k)
+
+
 def test_exact_blackbox_far_tail_within_the_documented_truncation():
     """Far in the tail (eps' = 40 of T eps = 100, delta = 0: only >= 41 of 100 rounds active, each with
     probability 0.1, give privacy loss above eps') the divergence is 9.59e-22. The weights dropped are

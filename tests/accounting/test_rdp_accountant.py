@@ -382,6 +382,21 @@ def test_gaussian_chi_moments_match_mpmath(mu):
     assert got[0] == got[1] == -math.inf
 
 
+@pytest.mark.parametrize("jmax", [3, 5, 9, 15])
+def test_gaussian_chi_moments_with_an_odd_largest_index(jmax):
+    """An odd jmax asks for an odd top moment, sqrt(B_{jmax-1} B_{jmax+1}) (Cauchy-Schwarz), whose
+    upper neighbour lies beyond jmax: every entry up to jmax against the 400-digit oracle, never below
+    it and above by at most the stated 1e-10. (Every other test asked for an even jmax; an evening-up
+    of jmax that left 3, 9 or 15 odd set the top moment to -inf, i.e. B = 0, under the true moment:
+    unsound, and it survived.)"""
+    mu = 0.6
+    got = rdp.gaussian_chi_moments(mu, jmax)
+    assert got.shape == (jmax + 1,)
+    for j in range(2, jmax + 1):
+        want = mp.log(mpx.gaussian_chi_moment(mu, j))
+        assert 0 <= got[j] - want <= 2e-10, (j, float(got[j] - want))
+
+
 @pytest.mark.parametrize("mu", [2.0, 3.0])
 def test_gaussian_chi_moments_at_large_shift_and_high_order_match_mpmath(mu):
     """At mu >= 2 (noise multiplier z = 1/mu <= 1/2) and orders up to WBK19_MAX_ORDER = 256 the binomial
