@@ -390,7 +390,7 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
         Relative spacing of the grid, hence of the final bracket, at least ``MIN_RTOL`` = 1e-10
         (default 1e-6).
     max_iter : int, optional
-        Maximum number of evaluations of the bracket search (default 200).
+        Maximum number of evaluations of the bracket search, >= 2 (a bracket takes two; default 200).
     lower0 : float, optional
         A hint for the lower end, tried first (the grid point at or below it) when ``eps(sigma0) <= eps``.
     factor : float, optional

@@ -103,6 +103,16 @@ def test_closed_forms():
     assert advanced_composition(0.1, 1e-6, 10, 1e-5)[0] == pytest.approx(float(mpx.advanced_composition(0.1, 10, 1e-5)), rel=1e-14, abs=0)
 
 
+def test_theorem_4_2_with_every_agent_sampled():
+    """s = N (rho = 1, every agent in every round) is a setting of the theorem, not an error. By hand at
+    eps = 0.01, delta = 1e-6, N = s = 5, T = 10, delta_hat = 1e-5: eps_tilde = log(1 + (e^0.05 - 1))
+    = 0.05, the sequential 10 * 0.05 = 0.5 beats the advanced sqrt(20 ln 1e5) 0.05 + 10 * 0.05 (e^0.05 - 1)
+    = 0.7843, and delta' = 1e-5 + 10 * 5 * 1e-6 = 6e-5. One agent more than N is refused."""
+    assert theorem_4_2(0.01, 1e-6, 5, 5, 10, 1e-5) == pytest.approx((0.5, 6e-5), rel=1e-14, abs=0)
+    with pytest.raises(ValueError, match=r"s = 6 exceeds N = 5 \(by 1\)"):
+        theorem_4_2(0.01, 1e-6, 5, 6, 10, 1e-5)
+
+
 def test_group_privacy_and_pre_processing_where_the_group_size_shows():
     """(c eps, c e^{(c-1) eps} delta) of Dwork and Roth at c = 3, eps = 0.5, delta = 1e-6, by hand:
     (1.5, 3 e^1 1e-6 = 8.15484548537714e-6); Theorem 4.1's pre-processing by a 3-stable map is the

@@ -240,6 +240,8 @@ def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64(
          r"^calibrate_sigma_prirfed: accountant must be one of .* \(got 'moments'\)$"),
         (lambda: cal.epsilon_dp_rsgd(1.0, 1e-5, 1, 1.0, 10, 10, accountant="moments"), "accountant must be one of"),
         (lambda: cal.calibrate_sigma(3.0, 1.0), r"^calibrate_sigma: eps_of_sigma must be callable \(got 3\.0\)$"),
+        # a bracket takes two evaluations: max_iter = 1 could only ever fail
+        (lambda: cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, max_iter=1), r"^calibrate_sigma: max_iter must be >= 2 \(got max_iter = 1, short by 1\)$"),
         (lambda: cal.calibrate_sigma(lambda s: 1.0 / s, 1.0, factor=1.0), r"^calibrate_sigma: factor must be > 1 \(got 1\)$"),
         (lambda: cal.calibrate_sigma(lambda s: math.nan, 1.0), r"^calibrate_sigma: eps_of_sigma\(1\) returned NaN$"),
         # eps(sigma) = 0.5 <= 1 everywhere: five halvings of sigma0 = 1 reach the grid point next to 1/32 (printed 0.0312 or 0.0313) when max_iter = 5 runs out
