@@ -517,6 +517,15 @@ def test_is_exact_and_tight_names_the_attained_closed_forms_only():
     assert epsilon(gauss5, 1e-5) == pytest.approx(want, rel=1e-9, abs=0)
 
 
+def test_subsampled_delta_at_q_one_is_the_inner_curve_itself():
+    """Documented: at q = 1 subsampled_delta returns inner(eps) itself. Read through the identity curve,
+    the eps it passes on must be the eps given, bit for bit: the general path's log1p(expm1(eps)) / 1
+    is eps only to an ulp (0.002392 and 0.003289 come back one ulp off), and a shortcut that was never
+    taken survived."""
+    eps = np.array([0.0, 0.002392, 0.003289, 0.5, 2.0, 35.0])
+    assert np.array_equal(pld.subsampled_delta(eps, 1.0, lambda e: np.asarray(e, dtype=float)), eps)
+
+
 def test_best_epsilon_falls_back_to_rdp_when_the_pld_grid_cannot_hold_the_event():
     """A Poisson-subsampled Gaussian at noise multiplier 0.02, composed 50 times: its privacy loss
     spans more than the PLD accountant's largest grid (it refuses, naming the grid), but RDP bounds
