@@ -224,7 +224,9 @@ def poisson_add_delta(eps, q: float, mu: float):
 
     Zhu, Dong and Wang (2022), Theorem 11. Non-zero only for :math:`\epsilon < -\log(1-q)`; the
     set where the loss exceeds :math:`\epsilon` is :math:`x < x_\epsilon` with
-    :math:`(1-q) + q e^{\mu x - \mu^2/2} = e^{-\epsilon}`.
+    :math:`(1-q) + q e^{\mu x - \mu^2/2} = e^{-\epsilon}`. Within an ulp or two below
+    :math:`-\log(1-q)`, where :math:`e^{-\epsilon} - (1-q)` rounds to 0 or below, the bound
+    :math:`1 - e^\epsilon(1-q)` (itself a few ulps) is returned.
 
     Parameters
     ----------
@@ -253,11 +255,22 @@ def poisson_add_delta(eps, q: float, mu: float):
         return gaussian_delta(e, mu)
     ok = e < -math.log1p(-q)
     if ok.any():
-        g = np.exp(e[ok])
-        x = (np.log((np.exp(-e[ok]) - (1 - q)) / q) + mu * mu / 2) / mu
-        lx, lxm = special.log_ndtr(x), special.log_ndtr(x - mu)
-        one_minus = -np.expm1(e[ok] + math.log1p(-q))  # 1 - g (1 - q) > 0
-        out[ok] = np.exp(lx) * one_minus * -np.expm1(np.minimum(np.log(g * q) + lxm - lx - np.log(one_minus), 0.0))
+        eo = e[ok]
+        one_minus = -np.expm1(eo + math.log1p(-q))  # 1 - g (1 - q) >= 0
+        # e^{-eps} - (1 - q) = q e^{mu x_eps - mu^2/2} > 0 exactly; within an ulp or two of the end
+        # -log(1 - q) it rounds to 0 or below (then x_eps was -inf or NaN and delta NaN). There
+        # delta = integral over S of (p - g q_mix) <= P(S) (1 - g (1 - q)) <= 1 - g (1 - q), which is
+        # itself a few ulps: that bound is returned.
+        r = np.exp(-eo) - (1 - q)
+        vals = np.maximum(one_minus, 0.0)
+        pos = r > 0
+        if pos.any():
+            g = np.exp(eo[pos])
+            x = (np.log(r[pos] / q) + mu * mu / 2) / mu
+            lx, lxm = special.log_ndtr(x), special.log_ndtr(x - mu)
+            om = one_minus[pos]
+            vals[pos] = np.exp(lx) * om * -np.expm1(np.minimum(np.log(g * q) + lxm - lx - np.log(om), 0.0))
+        out[ok] = vals
     return out
 
 

@@ -66,6 +66,27 @@ def test_gaussian_curve_matches_mpmath(mu):
             assert got == pytest.approx(float(want), rel=1e-13 + 4 * 2.0**-53 * cond, abs=0)
 
 
+@pytest.mark.parametrize("q", [0.01, 0.1, 0.3, 0.5, 0.9])
+@pytest.mark.parametrize("mu", [0.5, 3.0, 10.0])
+def test_poisson_add_delta_at_the_end_of_its_support(q, mu):
+    """The add direction H_g(N(0,1) || (1-q) N(0,1) + q N(mu,1)) is 0 from eps = -log(1 - q) on; just
+    below, S = {x < x_eps} with (1 - q) + q e^{mu x_eps - mu^2/2} = e^-eps, and delta = Phi(x_eps) -
+    g ((1 - q) Phi(x_eps) + q Phi(x_eps - mu)), a few ulps. At the end and 1, 2, 8 ulps and 1e-12
+    relative below it, against that formula at 50 digits: finite, >= 0 and within 4 u (absolute)
+    of it. (One ulp below, e^-eps - (1 - q) rounded to 0 or below and the function returned NaN
+    at q = 0.01 and 0.1; a test at the end itself could not see it.)"""
+    end = -math.log1p(-q)
+    eps = [end, np.nextafter(end, 0), np.nextafter(np.nextafter(end, 0), 0), end - 8 * np.spacing(end), end * (1 - 1e-12)]
+    got = pld.poisson_add_delta(np.array(eps), q, mu)
+    with mp.workdps(50):
+        for e, d in zip(eps, got):
+            E, Q, M = mp.mpf(float(e)), mp.mpf(q), mp.mpf(mu)
+            r = (mp.exp(-E) - (1 - Q)) / Q
+            want = mp.mpf(0) if r <= 0 else (lambda x: mp.ncdf(x) - mp.exp(E) * ((1 - Q) * mp.ncdf(x) + Q * mp.ncdf(x - M)))((mp.log(r) + M * M / 2) / M)
+            assert math.isfinite(d) and d >= 0, (e, d)
+            assert abs(d - float(want)) <= 4 * 2.0**-53, (e, d, float(want))
+
+
 def test_kov_curve_is_the_canonical_pair():
     e0, d0 = 0.7, 1e-3
     A = [d0, (1 - d0) * math.exp(e0) / (1 + math.exp(e0)), (1 - d0) / (1 + math.exp(e0)), 0.0]
