@@ -87,6 +87,24 @@ def test_poisson_add_delta_at_the_end_of_its_support(q, mu):
             assert abs(d - float(want)) <= 4 * 2.0**-53, (e, d, float(want))
 
 
+def test_binomial_gaussian_delta_adds_the_mass_it_drops():
+    """T = 50 activated Gaussian rounds, rho = 0.01, mu = 1, at eps = 100: the exact curve (the whole
+    binomial sum at 60 digits) is 6.6e-101, while the weights below 1e-40 that the function drops
+    (j >= 27) hold 8.6e-41, documented as added whole (pessimistic). So the result is that mass,
+    above the exact value and at most T 1e-40 above it. (Subtracting the dropped mass instead, a
+    negative delta here, survived: everywhere else the mass is far below the curve's last bit.)"""
+    T, rho, mu, eps = 50, 0.01, 1.0, 100.0
+    got = pld.binomial_gaussian_delta(eps, rho, mu, T)
+    with mp.workdps(60):
+        w = [mp.binomial(T, j) * mp.mpf(rho) ** j * (1 - mp.mpf(rho)) ** (T - j) for j in range(T + 1)]
+        m = [mp.sqrt(j) * mu for j in range(T + 1)]
+        exact = mp.fsum(w[j] * (mp.ncdf(m[j] / 2 - eps / m[j]) - mp.exp(eps) * mp.ncdf(-m[j] / 2 - eps / m[j])) for j in range(1, T + 1))
+        dropped = mp.fsum(x for x in w[1:] if x < mp.exp(-92))
+    assert 6.5e-101 < float(exact) < 6.7e-101 and 8.6e-41 < float(dropped) < 8.7e-41
+    assert float(exact) <= got <= float(exact) + T * 1e-40
+    assert got == pytest.approx(float(dropped), rel=1e-12, abs=0)
+
+
 def test_kov_curve_is_the_canonical_pair():
     e0, d0 = 0.7, 1e-3
     A = [d0, (1 - d0) * math.exp(e0) / (1 + math.exp(e0)), (1 - d0) / (1 + math.exp(e0)), 0.0]
