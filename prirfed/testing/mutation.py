@@ -914,7 +914,11 @@ def main(argv=None) -> int:
             all_tests += [t for t in tests_of(root, a, m.path) if t not in all_tests]
             files += [m.path] if m.path not in files else []
         if todo:
-            lines = covering_map(root, all_tests, files, out, commit)
+            try:
+                lines = covering_map(root, all_tests, files, out, commit)
+            except RuntimeError as exc:  # as the baseline's refusal: the unmutated tests must pass
+                print(exc, file=sys.stderr)
+                return 2
     t_start = time.monotonic()
     baseline = {}
     results = []

@@ -320,3 +320,16 @@ def test_covering_tests_first_give_the_same_outcomes(tmp_path):
     assert all("covering" not in r for k, r in cov.items() if "<module>" in k)
     weak = [r for k, r in cov.items() if "::g::" in k and r["outcome"] == "survived"]
     assert weak and all(r["covering"] == 1 and r["covering_then_area"] for r in weak)
+
+
+def test_covering_refuses_when_the_unmutated_tests_fail(tmp_path):
+    """--covering measures coverage on the unmutated code, whose tests must pass (as the baseline's
+    do): a failing test ends the run with exit code 2 and a one-line reason naming the log."""
+    _toy_repo(tmp_path, "def f(x):\n    return x + 1\n", "from toy.mod import f\n\n\ndef test_f():\n    assert f(1) == 3\n")
+    proc = subprocess.run([sys.executable, "-m", "prirfed.testing.mutation", "--root", str(tmp_path),
+                           "--config", str(tmp_path / "cfg.toml"), "--equivalents", str(tmp_path / "eq.toml"),
+                           "--out", str(tmp_path / "rep"), "--timeout", "300", "--covering"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    assert "--covering: the unmutated tests under coverage did not pass (exit 1): see " in proc.stderr
+    assert "Traceback" not in proc.stderr
