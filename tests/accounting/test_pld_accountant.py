@@ -105,6 +105,19 @@ def test_binomial_gaussian_delta_adds_the_mass_it_drops():
     assert got == pytest.approx(float(dropped), rel=1e-12, abs=0)
 
 
+def test_error_bound_by_hand_and_of_a_pld_nothing_discretised():
+    """error_bound's Hoeffding shift s = n h^2/8 + h sqrt(n log(1/eta) / 2) and eta' = eta + tails +
+    2 slack, by hand at h = 0.1, delta = 1e-3 (eta = delta/100 = 1e-5), tails 4e-8, slack 1e-9:
+    a PLD built directly has n_round = 0 (documented default: no base loss was discretised), so s = 0;
+    with n_round = 4, s = 4 * 0.01 / 8 + 0.1 sqrt(2 log 1e5) = 0.005 + 0.4798525 = 0.4848525."""
+    d = pld.DiscretePLD(h=0.1, lo=0, masses=np.array([0.9]), inf=0.1, slack=1e-9, tails=4e-8)
+    assert d.n_round == 0
+    assert d.error_bound(1e-3) == pytest.approx((0.0, 1e-5 + 4e-8 + 2e-9), rel=1e-14, abs=0)
+    d4 = pld.DiscretePLD(h=0.1, lo=0, masses=np.array([0.9]), inf=0.1, slack=1e-9, tails=4e-8, n_round=4)
+    assert d4.error_bound(1e-3)[0] == pytest.approx(0.005 + 0.1 * math.sqrt(2 * math.log(1e5)), rel=1e-14, abs=0)
+    assert 0.48485 < d4.error_bound(1e-3)[0] < 0.48486
+
+
 def test_kov_curve_is_the_canonical_pair():
     e0, d0 = 0.7, 1e-3
     A = [d0, (1 - d0) * math.exp(e0) / (1 + math.exp(e0)), (1 - d0) / (1 + math.exp(e0)), 0.0]
