@@ -578,6 +578,26 @@ def test_subsampled_delta_at_q_one_is_the_inner_curve_itself():
     assert np.array_equal(pld.subsampled_delta(eps, 1.0, lambda e: np.asarray(e, dtype=float)), eps)
 
 
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_delta_and_curve_at_carry_the_slack_and_stay_in_0_1(pessimistic):
+    """delta(eps) = sum_{l > eps} m_l (1 - e^{eps - l}) + m_inf, plus the slack when pessimistic and
+    minus it when optimistic, clipped to [0, 1] (the documented definition, written out here). On
+    the grid h = 0.5 with losses -1 .. 1 (masses 0.2, 0.3, 0.1, 0.15, 0.05), 0.2 at +inf and a slack
+    of 1e-3 (large, so that its sign shows), at eps between grid points, on them, at the last loss
+    and beyond it; then the cap at 1: mass 0.5 at loss 50 and 0.5 at +inf give 1 + 1e-3 - 1e-22 at
+    eps = 0 before the clip. (With slack 0 in every other test, curve_at subtracting the slack
+    survived, and so did a cap at 2.)"""
+    d = pld.DiscretePLD(h=0.5, lo=-2, masses=np.array([0.2, 0.3, 0.1, 0.15, 0.05]), inf=0.2, slack=1e-3, pessimistic=pessimistic)
+    sign = 1.0 if pessimistic else -1.0
+    losses, masses = [-1.0, -0.5, 0.0, 0.5, 1.0], [0.2, 0.3, 0.1, 0.15, 0.05]
+    eps = [0.0, 0.3, 0.5, 0.7, 1.0, 1.4, 3.0]
+    want = [min(1.0, max(0.0, sum(m * (1 - math.exp(e - l)) for l, m in zip(losses, masses) if l > e) + 0.2 + sign * 1e-3)) for e in eps]
+    assert [d.delta(e) for e in eps] == pytest.approx(want, rel=1e-13, abs=0)
+    assert list(d.curve_at(eps)) == pytest.approx(want, rel=1e-12, abs=0)
+    full = pld.DiscretePLD(h=0.5, lo=100, masses=np.array([0.5]), inf=0.5, slack=1e-3, pessimistic=True)
+    assert full.delta(0.0) == 1.0 and full.curve_at([0.0])[0] == 1.0
+
+
 def test_best_epsilon_falls_back_to_rdp_when_the_pld_grid_cannot_hold_the_event():
     """A Poisson-subsampled Gaussian at noise multiplier 0.02, composed 50 times: its privacy loss
     spans more than the PLD accountant's largest grid (it refuses, naming the grid), but RDP bounds
