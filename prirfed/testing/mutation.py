@@ -460,8 +460,10 @@ class _RootFinder:
 _CODE = {"passed": 0, "killed": 1, "no-tests": 5, "not-imported": 7}
 
 
-def _child(root: Path, mutant: Mutant | None, tests: list[str], workdir: Path, fresh_numba: bool, log: Path):
-    """Runs in the forked child; never returns."""
+def _in_child(root: Path, workdir: Path, log: Path, body):
+    """The frame of a forked child: output to ``log``, its own process group, Hypothesis' database
+    under ``workdir``, the checkout under test first on the import path; ``body()`` returns the exit
+    code (any exception: 3). Never returns."""
     code = 3
     try:
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -470,11 +472,27 @@ def _child(root: Path, mutant: Mutant | None, tests: list[str], workdir: Path, f
         os.setpgid(0, 0)
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(workdir / "hypothesis")
         os.environ.setdefault("HYPOTHESIS_PROFILE", "prirfed-ci")
-        if fresh_numba:
-            os.environ["NUMBA_CACHE_DIR"] = str(workdir / "numba_cache")
         # the checkout under test, not the installed one (the parent has imported only prirfed and
         # prirfed.testing, lazy packages without the modules under test)
         sys.meta_path.insert(0, _RootFinder(Path(root).resolve()))
+        code = body()
+    except BaseException:  # noqa: BLE001 - report anything as an error exit
+        import traceback
+
+        traceback.print_exc()
+        code = 3
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _child(root: Path, mutant: Mutant | None, tests: list[str], workdir: Path, fresh_numba: bool, log: Path):
+    """Runs in the forked child: ``tests`` against ``mutant``; never returns."""
+
+    def body():
+        if fresh_numba:
+            os.environ["NUMBA_CACHE_DIR"] = str(workdir / "numba_cache")
         if mutant is not None:
             file = workdir / "src" / mutant.path
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -491,16 +509,37 @@ def _child(root: Path, mutant: Mutant | None, tests: list[str], workdir: Path, f
             mod = sys.modules.get(mutant.module)
             if mod is None or getattr(mod, "__file__", None) != str(workdir / "src" / mutant.path):
                 rc = _CODE["not-imported"]
-        code = rc
-    except BaseException:  # noqa: BLE001 - report anything as an error exit
-        import traceback
+        return rc
 
-        traceback.print_exc()
-        code = 3
+    _in_child(root, workdir, log, body)
+
+
+def _forked(child, timeout: float):
+    """Forks; the child runs ``child()`` (which never returns), the parent waits at most ``timeout``
+    seconds and then ends the child's process group. Returns ``(exit code or None if timed out,
+    seconds)``."""
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        child()
+    try:
+        os.setpgid(pid, pid)  # also done by the child: whichever runs first
+    except (PermissionError, ProcessLookupError):
+        pass
+    status = None
+    try:
+        status = _wait(pid, t0, timeout)
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        if status is None:  # timed out, or the parent is being stopped: end the child's group
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return status, time.monotonic() - t0
 
 
 def run_one(root: Path, mutant: Mutant | None, tests: list[str], timeout: float, fresh_numba: bool,
@@ -509,28 +548,7 @@ def run_one(root: Path, mutant: Mutant | None, tests: list[str], timeout: float,
     with tempfile.TemporaryDirectory(prefix="prirfed-mutant-") as tmp:
         workdir = Path(tmp)
         log = keep_log or workdir / "pytest.log"
-        t0 = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            _child(root, mutant, tests, workdir, fresh_numba, log)
-        try:
-            os.setpgid(pid, pid)  # also done by the child: whichever runs first
-        except (PermissionError, ProcessLookupError):
-            pass
-        status = None
-        try:
-            status = _wait(pid, t0, timeout)
-        finally:
-            if status is None:  # timed out, or the parent is being stopped: end the child's group
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
-        dt = time.monotonic() - t0
+        status, dt = _forked(lambda: _child(root, mutant, tests, workdir, fresh_numba, log), timeout)
     if status is None:
         return "timeout", dt
     if status == 0:
@@ -595,15 +613,8 @@ class _TestContexts:
 def _coverage_child(root: Path, tests: list[str], files: list[str], workdir: Path, out_json: Path, log: Path):
     """Runs in a forked child: the unmutated ``tests`` under line coverage of ``files``; writes
     ``{file: {line: [contexts]}}`` to ``out_json``; never returns."""
-    code = 3
-    try:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.setpgid(0, 0)
-        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(workdir / "hypothesis")
-        os.environ.setdefault("HYPOTHESIS_PROFILE", "prirfed-ci")
-        sys.meta_path.insert(0, _RootFinder(Path(root).resolve()))
+
+    def body():
         import coverage
         import pytest
 
@@ -619,16 +630,9 @@ def _coverage_child(root: Path, tests: list[str], files: list[str], workdir: Pat
             by_line = data.contexts_by_lineno(str((root / f).resolve()))
             lines[f] = {str(n): sorted(c) for n, c in by_line.items()}
         out_json.write_text(json.dumps(lines), encoding="utf-8")
-        code = rc
-    except BaseException:  # noqa: BLE001 - report anything as an error exit
-        import traceback
+        return rc
 
-        traceback.print_exc()
-        code = 3
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    _in_child(root, workdir, log, body)
 
 
 def covering_map(root: Path, tests: list[str], files: list[str], out: Path, commit: str | None) -> dict:
@@ -644,24 +648,11 @@ def covering_map(root: Path, tests: list[str], files: list[str], out: Path, comm
     with tempfile.TemporaryDirectory(prefix="prirfed-covering-") as tmp:
         workdir = Path(tmp)
         got, log = workdir / "lines.json", out / "covering.log"
-        t0 = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            _coverage_child(root, tests, files, workdir, got, log)
-        status = None
-        try:
-            status = _wait(pid, t0, 4 * 3600)
-        finally:
-            if status is None:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                os.waitpid(pid, 0)
+        status, dt = _forked(lambda: _coverage_child(root, tests, files, workdir, got, log), 4 * 3600)
         if status != 0 or not got.is_file():
             raise RuntimeError(f"--covering: the unmutated tests under coverage did not pass (exit {status}): see {log}")
         lines = json.loads(got.read_text(encoding="utf-8"))
-    print(f"[covering] {len(tests)} test entries under line coverage: {time.monotonic() - t0:.1f} s", flush=True)
+    print(f"[covering] {len(tests)} test entries under line coverage: {dt:.1f} s", flush=True)
     cache.write_text(json.dumps(dict(want, lines=lines)), encoding="utf-8")
     return lines
 
