@@ -58,6 +58,7 @@ import argparse
 import ast
 import dataclasses
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -571,24 +572,26 @@ def _wait(pid, t0, timeout):
         time.sleep(0.05)
 
 
+@functools.lru_cache(maxsize=8)
+def _statement_spans(raw: bytes) -> tuple:
+    """``(start byte, end byte, first line)`` of every statement of one source (all mutants of a
+    file share it, so it is parsed once)."""
+    starts = _byte_offsets(raw)
+    return tuple((starts[n.lineno - 1] + n.col_offset, starts[n.end_lineno - 1] + n.end_col_offset, n.lineno)
+                 for n in ast.walk(ast.parse(raw.decode("utf-8"))) if isinstance(n, ast.stmt))
+
+
 def _statement_lines(m: Mutant) -> list[int]:
     """The lines under which line coverage records the mutated code: from the first line of the
     innermost statement holding the mutated span to the span's last line (coverage files a
     multi-line statement under its first line). Empty when no statement holds the span."""
     raw, a, b, _ = m.span
-    starts = _byte_offsets(raw)
-    best = None
-    for node in ast.walk(ast.parse(raw.decode("utf-8"))):
-        if not isinstance(node, ast.stmt):
-            continue
-        lo = starts[node.lineno - 1] + node.col_offset
-        hi = starts[node.end_lineno - 1] + node.end_col_offset
-        if lo <= a and b <= hi and (best is None or hi - lo < best[1] - best[0]):
-            best = (lo, hi, node.lineno)
-    if best is None:
+    inside = [(hi - lo, line) for lo, hi, line in _statement_spans(raw) if lo <= a and b <= hi]
+    if not inside:
         return []
+    first = min(inside)[1]  # the innermost statement: the shortest span holding the mutation
     last = raw[:max(a, b - 1)].count(b"\n") + 1
-    return list(range(best[2], max(best[2], last) + 1))
+    return list(range(first, max(first, last) + 1))
 
 
 class _TestContexts:
@@ -668,13 +671,12 @@ def covering_tests(lines: dict, m: Mutant, area_tests: list[str]) -> list[str] |
         return None
 
     def place(ctx):
-        for i, t in enumerate(area_tests):
-            t = t.rstrip("/")
+        for i, t in enumerate(a.rstrip("/") for a in area_tests):
             if ctx == t or ctx.startswith(t + "::") or ctx.startswith(t + "/"):
                 return i
         return None
 
-    mine = sorted((place(c), c) for c in got if place(c) is not None)
+    mine = sorted((i, c) for i, c in ((place(c), c) for c in got) if i is not None)
     return [c for _, c in mine] or None
 
 

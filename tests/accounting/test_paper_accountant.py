@@ -94,8 +94,8 @@ def test_closed_forms():
         want_eps, want_delta = mpx.subsampling_lemma_4_1(*args)
         assert subsampling_lemma_4_1(*args) == pytest.approx((float(want_eps), float(want_delta)), rel=1e-14, abs=0)
     # Lemma 4.1 by hand at rho = 0.2: delta' = 0.2 * 1e-5 = 2e-6 and eps' = log(1 + 0.2 (e^0.3 - 1)),
-    # e^0.3 - 1 = 0.3498588075760032 (to 16 digits), so eps' = log(1.0699717615152006); the oracle to
-    # 30 digits, the float to rounding
+    # e^0.3 - 1 = 0.3498588075760032 (to 16 digits), so eps' = log(1.0699717615152006); the oracle's
+    # delta to 1e-20 absolute, its eps to the 16 digits of the hand value
     with mp.workdps(50):
         oe, od = mpx.subsampling_lemma_4_1(0.3, 1e-5, 0.2)
         assert abs(od - mp.mpf("2e-6")) <= mp.mpf("1e-20")  # the floats 0.2 and 1e-5 are 1e-17 off their decimals
