@@ -1057,7 +1057,17 @@ def analytic_gaussian_sigma(eps, delta, sensitivity) -> float:
     lo = hi
     while ok(lo):
         lo *= 0.5
-    # invariant: not ok(lo), ok(hi); bisect the bit patterns until they are adjacent
+    return _bisect_float_bits(ok, lo, hi)
+
+
+def _bisect_float_bits(ok, lo: float, hi: float) -> float:
+    """The upper of two adjacent float64s in ``[lo, hi]`` where ``ok`` turns from false to true.
+
+    Requires ``0 <= lo < hi``, ``not ok(lo)`` and ``ok(hi)``; bisects the bit patterns (positive
+    floats are ordered like their patterns) until they are adjacent, keeping that invariant, so at
+    most 63 calls of ``ok``. Where ``ok`` is monotone this is the smallest float with ``ok``, a
+    number that does not depend on the bracket.
+    """
     lo_bits, hi_bits = _float_bits(lo), _float_bits(hi)
     while hi_bits - lo_bits > 1:
         mid_bits = (lo_bits + hi_bits) // 2

@@ -472,8 +472,8 @@ def test_tiny_noise_lower_bound_is_a_clear_valueerror_and_best_still_bounds():
 def test_privacy_curve_epsilon_below_and_above_one_against_the_50_digit_inverse(mu, delta):
     """PrivacyCurve.epsilon of the exact Gaussian curve equals the 50-digit bisection of Balle and
     Wang's profile (mpx.gaussian_exact_epsilon), for eps below 1 (mu = 0.05, 0.3: the bracket starts
-    at 0; a mutation starting it at 1 survived the area's tests) and above (mu = 4), and is never
-    below it (the final step-up)."""
+    at 0; a mutation starting it at 1 survived the area's tests) and above (mu = 4), and is not
+    below it beyond rounding (the bisection keeps the upper end of its last bracket)."""
     curve = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
     truth = float(mpx.gaussian_exact_epsilon(delta, mu))
     got = curve.epsilon(delta)
@@ -727,6 +727,36 @@ def test_epsilon_of_a_curve_at_its_two_ends():
     assert b.get_epsilon(1e-3 * (1 - 1e-9)) == math.inf
     assert b.get_epsilon(1e-3) == pytest.approx(1.0, rel=1e-12, abs=0)
     assert b.get_epsilon(2e-3) == pytest.approx(math.log(math.e - 1e-3 * (1 + math.e) / (1 - 1e-3)), rel=1e-10, abs=0)
+
+
+@pytest.mark.parametrize("root", [0.3, 6.5, 1234.5])
+def test_epsilon_of_a_monotone_curve_is_the_smallest_float_that_meets_the_target(root):
+    """On a curve whose computed values are monotone in eps, PrivacyCurve.epsilon is the smallest
+    float64 that meets the target, bit for bit. The curve 0.5 e^{-eps/s} (NumPy's exp, monotone)
+    reaches 0.25 at s log 2; the oracle walks the floats from the 50-digit root with nextafter until
+    the computed condition flips. Roots below 1, in (4, 8) and in (1024, 2048): three brackets."""
+    s = float(mp.mpf(root) / mp.log(2))
+    curve = lambda e: 0.5 * np.exp(-np.asarray(e, dtype=float) / s)  # noqa: E731
+    ok = lambda e: float(curve(np.atleast_1d(e))[0]) <= 0.25  # noqa: E731
+    x = float(mp.mpf(s) * mp.log(2))
+    while not ok(x):
+        x = float(np.nextafter(x, math.inf))
+    while ok(float(np.nextafter(x, 0.0))):
+        x = float(np.nextafter(x, 0.0))
+    assert pld.PrivacyCurve(curve).epsilon(0.25) == x
+
+
+@pytest.mark.parametrize("mu,delta", [(0.05, 1e-5), (0.3, 1e-3), (1.0, 1e-5), (4.0, 1e-6)])
+def test_epsilon_of_a_curve_is_the_upper_of_two_adjacent_floats_that_straddle_the_target(mu, delta):
+    """The contract of PrivacyCurve.epsilon on the exact Gaussian curve, whose computed values are
+    not monotone at the scale of an ulp (they cross 1e-5 several times within 40 ulps of the root at
+    mu = 0.05): the answer e meets the target, the float just below it does not, and e lies within
+    64 ulps of the 50-digit root (mpmath)."""
+    c = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
+    truth = float(mpx.gaussian_exact_epsilon(delta, mu))
+    e = c.epsilon(delta)
+    assert c.delta(e) <= delta < c.delta(float(np.nextafter(e, 0.0)))
+    assert abs(e - truth) <= 64 * np.spacing(truth)
 
 
 @pytest.mark.parametrize("root,finite", [(69314.718, True), (3e5, True), (5.28e5, False), (7e5, False), (7e6, False)])

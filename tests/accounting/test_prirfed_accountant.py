@@ -763,11 +763,14 @@ def test_one_agent_one_round_is_the_local_event(accountant):
     """N = s = T = 1 is a valid federation (one agent, always active, one round): rho = s / N = 1 makes
     the activation the identity, so the run's eps is the local event's own; with the Gaussian
     (z = 1.5) that is within the accountant's tolerance of the exact Gaussian eps (Balle and Wang
-    (2018), 50-digit bisection). The smallest counts must be accepted, not only refused below."""
+    (2018), 50-digit bisection). The smallest counts must be accepted, not only refused below.
+    The PLD keeps this curve exact and inverts it to the float (PrivacyCurve.epsilon): the answer
+    may then lie a few ulps on either side of the 50-digit root, within the computed curve's own
+    rounding (it is not monotone at that scale); 64 ulps are allowed below."""
     from prirfed.reference.accounting.accountants import epsilon
 
     local = Gaussian(1.5)
     got = pa.prirfed_epsilon(local, 1, 1, 1, 1e-5, accountant=accountant)
     assert got == pytest.approx(epsilon(local, 1e-5, accountant=accountant), rel=1e-12, abs=0)
     exact = float(mpx.gaussian_exact_epsilon(1e-5, 1 / 1.5))
-    assert exact <= got <= exact * (1.1 if accountant == "rdp" else 1.01)  # RDP is 8.4% above here, PLD within 1%
+    assert exact * (1 - 64 * 2.0**-52) <= got <= exact * (1.1 if accountant == "rdp" else 1.01)  # RDP is 8.4% above here, PLD within 1%
