@@ -231,13 +231,16 @@ def test_lemma_4_1_on_both_sides_of_the_switch_to_the_large_eps_form():
 def test_advanced_composition_where_e_to_the_eps_is_large_or_overflows():
     """sqrt(2 k log(1/delta')) eps + k eps (e^eps - 1) at eps = 400, k = 1, delta' = 1/2:
     2.08858787590566e176 (50-digit mpmath; e^400 is a float64); at eps = 710 e^eps overflows and the
-    bound is inf (vacuous), as documented, not an OverflowError."""
+    bound is inf (vacuous), as documented, not an OverflowError. k = 0 (documented: k >= 1) is refused
+    at the boundary."""
     with mp.workdps(50):
         want = float(mp.sqrt(2 * mp.log(2)) * 400 + 400 * mp.expm1(400))
     e, d = advanced_composition(400.0, 1e-7, 1, 0.5)
     assert e == pytest.approx(want, rel=1e-14, abs=0) and d == pytest.approx(0.5 + 1e-7, rel=1e-15, abs=0)
     assert advanced_composition(710.0, 0.0, 3, 0.5) == (math.inf, 0.5)
 
+    with pytest.raises(ValueError, match=r"^advanced_composition: k must be >= 1 \(got k = 0, short by 1\)$"):
+        advanced_composition(0.1, 1e-6, 0, 1e-5)  # no composition: refused, not (0, delta') at the boundary
 
 @pytest.mark.parametrize("c,eps,delta,rel", [
     (400, 1.0, 1e-6, 1e-15),  # e^399 is a float64: the direct product, three roundings
