@@ -1,6 +1,6 @@
 """Benchmark: privacy accounting (reference/accounting): speed, and tightness against an independent PLD.
 
-Run:  python benchmarks/bench_accounting.py [--section timing|tightness|calibration|all]
+Run:  python benchmarks/bench_accounting.py [--section timing|tightness|calibration|inverse|all]
 (prints Markdown; nothing is asserted). Targets (issues 3 and 13, reported, not asserted):
 calibrating sigma for a whole PriRFed run N = 100, s = 5, T = 500, K = 3 (b = 60 of N_i = 600) with
 the PLD accountant in under 50 ms; activated Gaussian and full-batch DP-RSGD within 1.01x of exact;
@@ -186,9 +186,43 @@ def calibration():
               f"[{r.lower:.4f}, {r.upper:.4f}] | {t:.1f} |")
 
 
+def inverse(n=400, seed=7):
+    """PrivacyCurve.epsilon on the exact Gaussian curve against the 50-digit root (mpmath bisection)
+    on ``n`` random (mu, delta): mu log-uniform in [0.01, 30], delta in [1e-12, 0.1]. Prints the
+    error in relative terms and in ulps of the root, split at mu = 0.05, and the mean number of
+    evaluations of the curve per inversion (cases with eps = 0 are left out)."""
+    import numpy as np
+
+    from prirfed.reference.accounting import mp as mpx
+
+    rng = np.random.default_rng(seed)
+    cases = [(float(10 ** rng.uniform(-2, 1.5)), float(10 ** rng.uniform(-12, -1))) for _ in range(n)]
+    rows, evals = [], []
+    for mu, d in cases:
+        count = [0]
+
+        def curve(e, mu=mu, count=count):
+            count[0] += 1
+            return pld.gaussian_delta(e, mu)
+
+        got = pld.PrivacyCurve(curve).epsilon(d)
+        if got == 0.0:
+            continue
+        truth = float(mpx.gaussian_exact_epsilon(d, mu))
+        rows.append((mu, (got - truth) / truth, (got - truth) / np.spacing(truth)))
+        evals.append(count[0])
+    print("| mu | cases | relative error (min, max) | ulps of the root (min, max) |")
+    print("| --- | ---: | --- | --- |")
+    for name, keep in (("[0.01, 0.05)", lambda m: m < 0.05), ("[0.05, 30]", lambda m: m >= 0.05)):
+        sel = [r for r in rows if keep(r[0])]
+        print(f"| {name} | {len(sel)} | {min(r[1] for r in sel):.2e}, {max(r[1] for r in sel):.2e} | "
+              f"{min(r[2] for r in sel):.0f}, {max(r[2] for r in sel):.0f} |")
+    print(f"\n{len(rows)} inversions (of {n}; the rest have eps = 0), {np.mean(evals):.1f} curve evaluations each on average")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--section", choices=("timing", "tightness", "calibration", "all"), default="all")
+    ap.add_argument("--section", choices=("timing", "tightness", "calibration", "inverse", "all"), default="all")
     args = ap.parse_args()
     import numpy
     import scipy
@@ -204,6 +238,10 @@ def main():
     if args.section in ("calibration", "all"):
         print("### Calibrated sigma before and after\n")
         calibration()
+        print()
+    if args.section in ("inverse", "all"):
+        print("### Inverting the exact Gaussian curve (PrivacyCurve.epsilon) against 50 digits\n")
+        inverse()
 
 
 if __name__ == "__main__":
