@@ -159,7 +159,12 @@ def test_paper_accountant_supports_and_refuses():
     ev = SelfComposed(EpsilonDelta(0.15, 1e-4), 50)
     assert acc.supports(ev) is True
     assert acc.epsilon_delta(ev) == advanced_composition(0.15, 1e-4, 50, 1e-3)
-    for bad in [Gaussian(1.0), Activation(0.5, EpsilonDelta(1.0, 0.0))]:
+    from prirfed.reference.accounting.events import Composed
+
+    # a composition is supported only if every part is (a mutant taking "any part" survived), and
+    # an empty one is not (there is nothing to bound)
+    for bad in [Gaussian(1.0), Activation(0.5, EpsilonDelta(1.0, 0.0)), Composed((Gaussian(1.0),)),
+                Composed((EpsilonDelta(0.1, 1e-6), Gaussian(1.0))), Composed(())]:
         # a bool, as documented (``supports(...) == False`` must hold: a mutant returning None survived)
         assert acc.supports(bad) is False
         with pytest.raises(ValueError, match="PaperAccountant.epsilon_delta"):

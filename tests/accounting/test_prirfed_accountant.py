@@ -53,6 +53,21 @@ def test_exact_blackbox_just_below_a_loss_of_the_pair(eps, T, k):
     assert pa.blackbox_exact_delta(eps, 0.0, 1.0, T, ep) > float(at_k)
 
 
+@pytest.mark.parametrize("eps,rho,T,k", [(0.1, 1.0, 3, 1), (0.1, 1.0, 7, 3), (0.1, 0.5, 6, 2), (0.7, 0.3, 9, 5)])
+def test_exact_blackbox_where_the_floor_of_i_star_is_one_too_high(eps, rho, T, k):
+    """The switch point of i* = max{i : (2i - n) eps <= eps'}: at eps' = one float below the loss
+    k eps, the floor of (n + eps'/eps)/2 is one too high (the test checks first that it is, for
+    n = T), and the step down settles it. A step the wrong way (up) drops a whole loss term (several
+    % of delta). Against the 50-digit brute force over all outcome counts (the same float eps'), to
+    1e-12 relative. The boundary term itself is zero to rounding, so an i* one off either way moves
+    delta by rounding only. (The floor was never one too low for eps' >= 0 in 59,838 boundary cases
+    searched: the step up is a guard.)"""
+    ep = float(np.nextafter(k * eps, -math.inf))
+    truth = max(i for i in range(T + 1) if (2 * i - T) * eps <= ep)
+    assert math.floor((T + ep / eps) / 2.0) == truth + 1
+    want = float(mpx.blackbox_exact_delta(eps, 0.0, rho, T, ep))
+    assert pa.blackbox_exact_delta(eps, 0.0, rho, T, ep) == pytest.approx(want, rel=1e-12, abs=1e-17)
+
 def test_exact_blackbox_far_tail_within_the_documented_truncation():
     """Far in the tail (eps' = 40 of T eps = 100, delta = 0: only >= 41 of 100 rounds active, each with
     probability 0.1, give privacy loss above eps') the divergence is 9.59e-22. The weights dropped are
@@ -117,6 +132,10 @@ def test_blackbox_round_and_corrected_theorem():
     assert d == pytest.approx(1e-3 + 50 * 0.05 * 1e-4, rel=1e-14, abs=0)
     with pytest.raises(ValueError, match="blackbox_advanced: the number of sampled agents s = 6 exceeds N = 5"):
         pa.blackbox_advanced(0.15, 1e-4, 5, 6, 50, 1e-3)
+    # two rounds: advanced composition, sqrt(4 log 1000) 0.15 + 2 * 0.15 (e^0.15 - 1) = 0.837, is above
+    # the basic 2 * 0.15 = 0.3, which is returned (by hand; 50 rounds above take the advanced branch)
+    e, d = pa.blackbox_advanced(0.15, 1e-4, 100, 5, 2, 1e-3)
+    assert e == pytest.approx(0.3, rel=1e-15, abs=0) and d == pytest.approx(1e-3 + 2 * 0.05 * 1e-4, rel=1e-14, abs=0)
 
 
 # ------------------------------------------------------------- RDP trainers

@@ -859,6 +859,7 @@ def test_poisson_sampled_refuses_an_inner_that_is_not_an_event():
     (lambda: rdp.gaussian_rdp([[2.0, 3.0]], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(1, 2\)\)$"),
     (lambda: rdp.wbk19_gaussian_log_a([2, 2.5], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[2, 2\.5\]\)$"),
     (lambda: rdp.wbk19_gaussian_log_a([1], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[1\]\)$"),
+    (lambda: rdp.wbk19_gaussian_log_a([], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[\]\)$"),
     (lambda: rdp.wbk19_gaussian_log_a([2, 257], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders above 256 are not evaluated \(got 257\)$"),
     (lambda: rdp.wbk19_theorem9_log_a([2, 4], 0.1, np.zeros(4)),
      r"^wbk19_theorem9_log_a: eps_int must have length >= 5 \(got shape \(4,\)\)$"),
