@@ -26,10 +26,13 @@ def test_exact_blackbox_at_rho_one_is_kairouz_oh_viswanath(eps, delta, k):
         assert pa.blackbox_exact_delta(eps, delta, 1.0, k, float(e_i)) == pytest.approx(float(d_i), rel=1e-11, abs=1e-15)
 
 
-@pytest.mark.parametrize("rho,T,ep", [(0.3, 5, 0.2), (0.05, 8, 0.0), (0.5, 6, 0.9), (0.01, 4, 0.15)])
-def test_exact_blackbox_matches_mpmath_brute_force(rho, T, ep):
-    got = pa.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)
-    assert got == pytest.approx(float(mpx.blackbox_exact_delta(0.15, 1e-3, rho, T, ep)), rel=1e-11, abs=0)
+@pytest.mark.parametrize("eps,rho,T,ep", [(0.15, 0.3, 5, 0.2), (0.15, 0.05, 8, 0.0), (0.15, 0.5, 6, 0.9), (0.15, 0.01, 4, 0.15),
+                                          (2.0, 0.5, 3, 3.0), (3.0, 0.8, 4, 4.5)])
+def test_exact_blackbox_matches_mpmath_brute_force(eps, rho, T, ep):
+    """Against the 50-digit brute force over all outcome counts; a local eps above 1 as well (there
+    eps' / eps and eps' * eps differ in which loss they put at or below eps')."""
+    got = pa.blackbox_exact_delta(eps, 1e-3, rho, T, ep)
+    assert got == pytest.approx(float(mpx.blackbox_exact_delta(eps, 1e-3, rho, T, ep)), rel=1e-11, abs=0)
 
 
 @pytest.mark.parametrize("eps,T,k", [(1.0, 1, 1), (0.3, 10, 10), (0.5, 10, 6), (1.0, 10, 8)])
