@@ -71,6 +71,13 @@ def test_exact_blackbox_where_the_floor_of_i_star_is_one_too_high(eps, rho, T, k
     want = float(mpx.blackbox_exact_delta(eps, 0.0, rho, T, ep))
     assert pa.blackbox_exact_delta(eps, 0.0, rho, T, ep) == pytest.approx(want, rel=1e-12, abs=1e-17)
 
+def test_exact_blackbox_epsilon_for_a_local_eps_above_one():
+    """eps = 2, rho = 0.5, T = 3: the curve reaches its floor at T eps = 6, and the target delta' is
+    the 50-digit brute-force delta at eps' = 3 (between T / eps = 1.5 and T eps), so the answer is 3
+    to the bisection's tolerance (an upper bracket end of T / eps returned inf here)."""
+    dp = float(mpx.blackbox_exact_delta(2.0, 1e-3, 0.5, 3, 3.0))
+    assert pa.blackbox_exact_epsilon(2.0, 1e-3, 0.5, 3, dp) == pytest.approx(3.0, rel=0, abs=2e-10)
+
 def test_exact_blackbox_far_tail_within_the_documented_truncation():
     """Far in the tail (eps' = 40 of T eps = 100, delta = 0: only >= 41 of 100 rounds active, each with
     probability 0.1, give privacy loss above eps') the divergence is 9.59e-22. The weights dropped are
@@ -332,8 +339,12 @@ def test_exact_blackbox_tol_is_validated_and_large_T_is_linear():
     for bad in (0.0, -1e-3, math.nan, math.inf, None, "1e-3"):
         with pytest.raises(ValueError, match="blackbox_exact_epsilon: tol"):
             pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 50, 1e-2, tol=bad)
-    e = pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 50, 1e-2, tol=1e-300)  # stops at one ulp
-    assert pa.blackbox_exact_delta(0.15, 1e-4, 0.05, 50, e) <= 1e-2
+    # tol = 1e-300 stops the bisection at a bracket one ulp wide: e meets the target and the float
+    # below it does not. The midpoint of the last bracket rounds onto its upper end in the first
+    # setting and onto its lower end in the second (a guard that let the lower end through looped)
+    for args in ((0.15, 1e-4, 0.05, 50, 1e-2), (1.0, 1e-5, 0.5, 5, 1e-2)):
+        e = pa.blackbox_exact_epsilon(*args, tol=1e-300)
+        assert pa.blackbox_exact_delta(*args[:4], e) <= args[4] < pa.blackbox_exact_delta(*args[:4], float(np.nextafter(e, 0.0)))
     # T = 1e5: O(T) weights (the old code built (T+1)^2 arrays: 75 GiB here), and optimal, so below
     # the corrected advanced composition at its own delta'
     T = 100_000

@@ -777,7 +777,18 @@ def test_worst_case_of_one_event_has_its_relation_and_chi_moments_are_read_only(
     B = rdp.gaussian_chi_moments(0.7, 6)
     with pytest.raises(ValueError):
         B[2] = 0.0
+    # the lru_cached table of log binomial coefficients behind it and the WBK19 bounds likewise
+    L = rdp._log_binom_table(8)
+    with pytest.raises(ValueError, match="read-only"):
+        L[2, 1] = 0.0
 
+
+def test_pure_dp_rdp_is_the_smaller_of_its_two_bounds():
+    """An eps-DP mechanism is (alpha, min(eps, alpha eps^2 / 2))-RDP (Bun and Steinke (2016), Prop. 3.3
+    with the trivial bound). By hand: at eps = 0.1, orders 2, 10 and 40 give 0.01, 0.05 and 0.1 (the
+    quadratic bound below eps up to order 20); at eps = 1, every order >= 2 gives 1."""
+    assert rdp.pure_dp_rdp([2.0, 10.0, 40.0], 0.1) == pytest.approx([0.01, 0.05, 0.1], rel=1e-15, abs=0)
+    assert rdp.pure_dp_rdp([2.0, 5.0], 1.0) == pytest.approx([1.0, 1.0], rel=1e-15, abs=0)
 
 def test_rdp_takes_the_triangle_bound_when_it_is_the_smaller_even_for_a_small_per_sample_shift():
     """The DP-RSVRG step (shift c = 0.05 common, per-sample d = 0.5 < 1, p = 0.1): at orders 8 and 16
@@ -857,6 +868,7 @@ def test_poisson_sampled_refuses_an_inner_that_is_not_an_event():
     (lambda: rdp.gaussian_rdp(["x"], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array of numbers > 1 \(got \['x'\]\)$"),
     (lambda: rdp.gaussian_rdp([], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(0,\)\)$"),
     (lambda: rdp.gaussian_rdp([[2.0, 3.0]], 1.0), r"^gaussian_rdp: orders must be a non-empty 1-d array \(got shape \(1, 2\)\)$"),
+    (lambda: rdp.gaussian_rdp([2.0, 1.0], 1.0), r"^gaussian_rdp: every order must be finite and > 1 \(got np\.float64\(1\.0\)\)$"),
     (lambda: rdp.wbk19_gaussian_log_a([2, 2.5], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[2, 2\.5\]\)$"),
     (lambda: rdp.wbk19_gaussian_log_a([1], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[1\]\)$"),
     (lambda: rdp.wbk19_gaussian_log_a([], 0.1, 1.0), r"^wbk19_gaussian_log_a: orders must be integers >= 2 \(got \[\]\)$"),
