@@ -405,6 +405,12 @@ def _gaussian_chi_moments_cached(mu: float, jmax: int) -> np.ndarray:
         nj = np.array(need, dtype=np.float64)[:, None]
         out[need] = special.logsumexp(nj * la[None, :] + lphi[None, :], axis=1) + 1e-10  # inflated by 1e-10 relative
     out[3:jmax:2] = 0.5 * (out[2 : jmax - 1 : 2] + out[4 : jmax + 1 : 2])  # odd j: Cauchy-Schwarz, sqrt(B_{j-1} B_{j+1})
+    # The logs are floats: each sum above may round down by half an ulp of log B_j, and above
+    # log B_j ~ 1e6 an ulp (4.7e-10 at 2.2e6) outweighs the 1e-10 inflation, which then rounds away
+    # (log B_212 at mu = 10 came out one ulp below the 400-digit value). Four ulps up keep every
+    # entry above the exact moment.
+    fin = np.isfinite(out)
+    out[fin] += 4.0 * np.spacing(np.abs(out[fin]))
     out[:2] = -np.inf
     out.setflags(write=False)
     return out
@@ -420,7 +426,8 @@ def gaussian_chi_moments(mu: float, jmax: int) -> np.ndarray:
     :math:`E|e^{\mu x-\mu^2/2}-1|^j` by Cauchy-Schwarz. The alternating binomial sum is used where its
     rounding-error bound is below 1e-10 of it, otherwise log-space trapezoid quadrature (accurate to
     ~1e-14 relative); either way the value is inflated by its error allowance (1e-10 relative at
-    most), so it is an upper bound of the exact moment.
+    most) and its log by four ulps (the log's own rounding), so it is an upper bound of the exact
+    moment.
 
     Parameters
     ----------

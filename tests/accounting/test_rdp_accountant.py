@@ -393,6 +393,17 @@ def test_gaussian_chi_moments_match_mpmath(mu):
     assert got[0] == got[1] == -math.inf
 
 
+@pytest.mark.parametrize("mu,j", [(10.0, 212), (10.0, 256), (4.216965034285822, 252), (4.216965034285822, 219)])
+def test_gaussian_chi_moments_stay_above_the_exact_moment_where_the_log_is_large(mu, j):
+    """Where log B_j is about 1e6 (mu = 10, j = 212: 2.2e6) an ulp of it (4.7e-10) is larger than the
+    1e-10 inflation, which rounds away: the log must still not fall below the 400-digit value (it
+    came out one ulp below at mu = 10, j = 212 before the final four-ulp step up). Above it by at most
+    the inflation plus eight ulps (an odd j averages two stepped-up neighbours and steps up again)."""
+    got = rdp.gaussian_chi_moments(mu, 256)[j]
+    want = mp.log(mpx.gaussian_chi_moment(mu, j))
+    ulp = float(np.spacing(abs(float(want))))
+    assert 0 <= got - want <= 2e-10 + 8 * ulp, float(got - want)
+
 @pytest.mark.parametrize("jmax", [3, 5, 9, 15])
 def test_gaussian_chi_moments_with_an_odd_largest_index(jmax):
     """An odd jmax asks for an odd top moment, sqrt(B_{jmax-1} B_{jmax+1}) (Cauchy-Schwarz), whose
