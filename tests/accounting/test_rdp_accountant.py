@@ -404,6 +404,17 @@ def test_gaussian_chi_moments_stay_above_the_exact_moment_where_the_log_is_large
     ulp = float(np.spacing(abs(float(want))))
     assert 0 <= got - want <= 2e-10 + 8 * ulp, float(got - want)
 
+def test_gaussian_chi_moments_at_the_smallest_jmax():
+    """jmax = 2, the documented minimum, is accepted: B_2 = E[(Y - 1)^2] = e^{mu^2} - 1, the
+    chi-square divergence of N(mu, 1) from N(0, 1) (by hand), here at mu = 0.5 within the stated
+    inflation; jmax = 1 is refused by name."""
+    got = rdp.gaussian_chi_moments(0.5, 2)
+    assert got.shape == (3,) and got[0] == got[1] == -math.inf
+    want = math.log(math.expm1(0.25))
+    assert 0 <= got[2] - want <= 2e-10
+    with pytest.raises(ValueError, match=r"^gaussian_chi_moments: jmax must be >= 2 \(got jmax = 1, short by 1\)$"):
+        rdp.gaussian_chi_moments(0.5, 1)
+
 @pytest.mark.parametrize("jmax", [3, 5, 9, 15])
 def test_gaussian_chi_moments_with_an_odd_largest_index(jmax):
     """An odd jmax asks for an odd top moment, sqrt(B_{jmax-1} B_{jmax+1}) (Cauchy-Schwarz), whose
