@@ -595,6 +595,17 @@ def test_calibrate_sigma_where_eps_reaches_exactly_zero():
         assert r.eps_at_sigma == f(hi) <= 0.5 < f(lo)
 
 
+def test_calibrate_sigma_where_eps_is_infinite_at_the_lower_end():
+    """eps(sigma) = inf below sigma = 0.5 (no guarantee at small noise) and 1/sigma above, target 1.5:
+    from starts where eps is infinite the secant is undefined and the search bisects the integer
+    bracket; the answer is still the scanned grid point at 1/sigma <= 1.5, on the grid exp(k h)
+    (a bisection that left the integers returned a sigma off the grid)."""
+    f = lambda s: math.inf if s < 0.5 else 1.0 / s  # noqa: E731
+    hi, lo = _grid_answer(f, 1.5, 1e-6, 2.0 / 3.0)
+    for s0 in (1e-3, 0.1, 0.3):
+        r = cal.calibrate_sigma(f, 1.5, sigma0=s0, rtol=1e-6)
+        assert (r.sigma, r.bracket) == (hi, (lo, hi)), s0
+
 def test_calibrate_sigma_refuses_a_tolerance_below_its_grid_resolution():
     """Below MIN_RTOL = 1e-10 adjacent points of the grid exp(k h) are no longer distinct after
     rounding everywhere in float range (k h up to 709 is rounded by up to 5.7e-14): refused by name,
