@@ -1057,10 +1057,10 @@ def analytic_gaussian_sigma(eps, delta, sensitivity) -> float:
     lo = hi
     while ok(lo):
         lo *= 0.5
-    return _bisect_float_bits(ok, lo, hi)
+    return bisect_float_bits(ok, lo, hi)
 
 
-def _bisect_float_bits(ok, lo: float, hi: float) -> float:
+def bisect_float_bits(ok, lo: float, hi: float) -> float:
     """The upper of two adjacent float64s in ``[lo, hi]`` where ``ok`` turns from false to true.
 
     Requires ``0 <= lo < hi``, ``not ok(lo)`` and ``ok(hi)``; bisects the bit patterns (positive

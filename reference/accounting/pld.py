@@ -410,7 +410,7 @@ class PrivacyCurve:
             above ``delta`` or no root lies below :math:`2^{19}`: the bracket, doubled from 1, stops
             past 1e6).
         """
-        from prirfed.reference.mechanisms import _bisect_float_bits
+        from prirfed.reference.mechanisms import bisect_float_bits
 
         def ok(e):
             return self.delta(e) <= delta
@@ -424,7 +424,7 @@ class PrivacyCurve:
             lo, hi = hi, 2 * hi
             if hi > 1e6:
                 return math.inf
-        return _bisect_float_bits(ok, lo, hi)
+        return bisect_float_bits(ok, lo, hi)
 
 
 # =============================================================================================
