@@ -243,9 +243,9 @@ def test_advanced_composition_where_e_to_the_eps_is_large_or_overflows():
     e, d = advanced_composition(400.0, 1e-7, 1, 0.5)
     assert e == pytest.approx(want, rel=1e-14, abs=0) and d == pytest.approx(0.5 + 1e-7, rel=1e-15, abs=0)
     assert advanced_composition(710.0, 0.0, 3, 0.5) == (math.inf, 0.5)
-
     with pytest.raises(ValueError, match=r"^advanced_composition: k must be >= 1 \(got k = 0, short by 1\)$"):
         advanced_composition(0.1, 1e-6, 0, 1e-5)  # no composition: refused, not (0, delta') at the boundary
+
 
 @pytest.mark.parametrize("c,eps,delta,rel", [
     (400, 1.0, 1e-6, 1e-15),  # e^399 is a float64: the direct product, three roundings

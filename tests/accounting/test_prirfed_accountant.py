@@ -71,12 +71,14 @@ def test_exact_blackbox_where_the_floor_of_i_star_is_one_too_high(eps, rho, T, k
     want = float(mpx.blackbox_exact_delta(eps, 0.0, rho, T, ep))
     assert pa.blackbox_exact_delta(eps, 0.0, rho, T, ep) == pytest.approx(want, rel=1e-12, abs=1e-17)
 
+
 def test_exact_blackbox_epsilon_for_a_local_eps_above_one():
     """eps = 2, rho = 0.5, T = 3: the curve reaches its floor at T eps = 6, and the target delta' is
     the 50-digit brute-force delta at eps' = 3 (between T / eps = 1.5 and T eps), so the answer is 3
     to the bisection's tolerance (an upper bracket end of T / eps returned inf here)."""
     dp = float(mpx.blackbox_exact_delta(2.0, 1e-3, 0.5, 3, 3.0))
     assert pa.blackbox_exact_epsilon(2.0, 1e-3, 0.5, 3, dp) == pytest.approx(3.0, rel=0, abs=2e-10)
+
 
 def test_exact_blackbox_far_tail_within_the_documented_truncation():
     """Far in the tail (eps' = 40 of T eps = 100, delta = 0: only >= 41 of 100 rounds active, each with
@@ -605,6 +607,7 @@ def test_calibrate_sigma_where_eps_is_infinite_at_the_lower_end():
     for s0 in (1e-3, 0.1, 0.3):
         r = cal.calibrate_sigma(f, 1.5, sigma0=s0, rtol=1e-6)
         assert (r.sigma, r.bracket) == (hi, (lo, hi)), s0
+
 
 def test_calibrate_sigma_refuses_a_tolerance_below_its_grid_resolution():
     """Below MIN_RTOL = 1e-10 adjacent points of the grid exp(k h) are no longer distinct after

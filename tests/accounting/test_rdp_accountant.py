@@ -404,6 +404,7 @@ def test_gaussian_chi_moments_stay_above_the_exact_moment_where_the_log_is_large
     ulp = float(np.spacing(abs(float(want))))
     assert 0 <= got - want <= 2e-10 + 8 * ulp, float(got - want)
 
+
 def test_gaussian_chi_moments_at_the_smallest_jmax():
     """jmax = 2, the documented minimum, is accepted: B_2 = E[(Y - 1)^2] = e^{mu^2} - 1, the
     chi-square divergence of N(mu, 1) from N(0, 1) (by hand), here at mu = 0.5 within the stated
@@ -414,6 +415,7 @@ def test_gaussian_chi_moments_at_the_smallest_jmax():
     assert 0 <= got[2] - want <= 2e-10
     with pytest.raises(ValueError, match=r"^gaussian_chi_moments: jmax must be >= 2 \(got jmax = 1, short by 1\)$"):
         rdp.gaussian_chi_moments(0.5, 1)
+
 
 @pytest.mark.parametrize("jmax", [3, 5, 9, 15])
 def test_gaussian_chi_moments_with_an_odd_largest_index(jmax):
@@ -811,6 +813,7 @@ def test_pure_dp_rdp_is_the_smaller_of_its_two_bounds():
     quadratic bound below eps up to order 20); at eps = 1, every order >= 2 gives 1."""
     assert rdp.pure_dp_rdp([2.0, 10.0, 40.0], 0.1) == pytest.approx([0.01, 0.05, 0.1], rel=1e-15, abs=0)
     assert rdp.pure_dp_rdp([2.0, 5.0], 1.0) == pytest.approx([1.0, 1.0], rel=1e-15, abs=0)
+
 
 def test_rdp_takes_the_triangle_bound_when_it_is_the_smaller_even_for_a_small_per_sample_shift():
     """The DP-RSVRG step (shift c = 0.05 common, per-sample d = 0.5 < 1, p = 0.1): at orders 8 and 16
