@@ -580,6 +580,9 @@ def test_calibrated_sigma_is_the_smallest_grid_point_whatever_the_start(seed):
                 r = cal.calibrate_sigma(f, target, sigma0=float(s0), rtol=rtol, **kw)
                 assert (r.sigma, r.bracket) == (hi, (lo, hi)), (c, p, floor, target, rtol, s0, kw)
                 assert r.rtol <= rtol and r.eps_at_sigma == f(hi)
+                # the tolerance reached is the bracket's relative width: one grid step, e^h - 1, up to the
+                # rounding of the two exponentials, which the grid's documented margin rtol / 128 covers
+                assert abs(r.rtol - math.expm1(cal.calibration_grid_step(rtol))) <= rtol / 128
 
 
 def test_calibrate_sigma_where_eps_reaches_exactly_zero():
@@ -629,6 +632,7 @@ def test_calibrate_sigma_refuses_a_tolerance_below_its_grid_resolution():
         r = cal.calibrate_sigma(f, 0.7, sigma0=C, rtol=1e-10)
         hi, lo = _grid_answer(f, 0.7, 1e-10, C / 0.7)
         assert (r.sigma, r.bracket) == (hi, (lo, hi)) and r.rtol <= 1e-10
+        assert abs(r.rtol - math.expm1(cal.calibration_grid_step(1e-10))) <= 1e-10 / 128  # one grid step
         assert C / hi <= 0.7 < C / lo
 
 
