@@ -269,6 +269,10 @@ def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64(
         # the accountant is checked up front, under this function's name (not by the accountant call deep in the search)
         (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=1.0, N_i=100, b=10, accountant="moments"),
          r"^calibrate_sigma_prirfed: accountant must be one of .* \(got 'moments'\)$"),
+        (lambda: cal.calibrate_sigma_dp_rsgd(1.0, 1e-5, 3, 1.0, 100, 10, accountant="moments"),
+         r"^calibrate_sigma_dp_rsgd: accountant must be one of .* \(got 'moments'\)$"),
+        (lambda: cal.calibrate_sigma_dp_rsvrg(1.0, 1e-5, 5, 3, 1.0, 1.0, 100, accountant="moments"),
+         r"^calibrate_sigma_dp_rsvrg: accountant must be one of .* \(got 'moments'\)$"),
         (lambda: cal.epsilon_dp_rsgd(1.0, 1e-5, 1, 1.0, 10, 10, accountant="moments"), "accountant must be one of"),
         (lambda: cal.calibrate_sigma(3.0, 1.0), r"^calibrate_sigma: eps_of_sigma must be callable \(got 3\.0\)$"),
         # a bracket takes two evaluations: max_iter = 1 could only ever fail
