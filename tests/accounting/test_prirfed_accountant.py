@@ -525,6 +525,28 @@ def test_calibrate_sigma_dp_rsvrg_reports_a_bad_setting_by_the_events_rule():
             cal.calibrate_sigma_dp_rsvrg(1.0, 1e-5, args["m"], args["K"], args["tau0"], args["tau1"], args["N_i"])
 
 
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_trainer_calibrations_answer_as_the_plain_grid_search(eps, accountant):
+    """The two trainer calibrations place their search with cheap stages and the paper's sigma as a
+    start; the docstring promises that these change only where the search starts, not its answer.
+    So each answer must be the one a plain calibrate_sigma gives on the trainer's eps from sigma0 = 1
+    (the smallest grid point meeting the target), bit for bit, with the eps just above the target at
+    the lower end of the bracket. eps = 2 is above 1, which a starting point computed with eps and
+    delta exchanged (delta = 2) cannot take."""
+    rsgd = dict(K=3, tau=1.0, N_i=600, b=60)
+    rsvrg = dict(m=5, K=3, tau0=1.0, tau1=2.0, N_i=600)
+    for staged, plain in (
+        (lambda: cal.calibrate_sigma_dp_rsgd(eps, 1e-5, **rsgd, accountant=accountant),
+         lambda s: cal.epsilon_dp_rsgd(s, 1e-5, **rsgd, accountant=accountant)),
+        (lambda: cal.calibrate_sigma_dp_rsvrg(eps, 1e-5, **rsvrg, accountant=accountant),
+         lambda s: cal.epsilon_dp_rsvrg(s, 1e-5, **rsvrg, accountant=accountant)),
+    ):
+        got, want = staged(), cal.calibrate_sigma(plain, eps)
+        assert (got.sigma, got.bracket) == (want.sigma, want.bracket)
+        assert plain(got.sigma) <= eps < plain(got.bracket[0])
+
+
 def test_calibrate_sigma_accepts_a_factor_just_above_one():
     """eps(sigma) = 1 / sigma meets eps = 1 exactly from sigma = 1 on (closed form), and sigma = 1 is
     the grid point k = 0, so with any factor > 1 and from above, at or below it, the calibrated sigma
