@@ -286,6 +286,10 @@ def test_dp_rsvrg_run_calibration_is_scale_equivariant_up_to_the_top_of_float64(
         (lambda: pa.blackbox_exact_epsilon(0.15, 1e-4, 0.05, 0, 1e-2), r"^blackbox_exact_epsilon: T must be >= 1 \(got T = 0, short by 1\)$"),
         # the settings are validated before the search, each under its own name (tau, not sigma)
         (lambda: cal.calibrate_sigma_dp_rsgd(1.0, 1e-5, 3, -1.0, 100, 10), r"^dp_rsgd_event: tau must be finite and > 0 \(got tau = -1\)$"),
+        (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsgd", K=3, tau=-1.0, N_i=100, b=10),
+         r"^dp_rsgd_event: tau must be finite and > 0 \(got tau = -1\)$"),
+        (lambda: cal.calibrate_sigma_prirfed(1.0, 1e-5, 10, 1, 5, trainer="dp_rsvrg", m=2, K=3, tau0=-1.0, tau1=-1.0, N_i=100),
+         r"^dp_rsvrg_event: tau0 must be finite and > 0 \(got tau0 = -1\)$"),
     ],
 )
 def test_bad_input(f, match):

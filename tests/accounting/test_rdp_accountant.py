@@ -805,6 +805,10 @@ def test_worst_case_of_one_event_has_its_relation_and_chi_moments_are_read_only(
     L = rdp._log_binom_table(8)
     with pytest.raises(ValueError, match="read-only"):
         L[2, 1] = 0.0
+    # and the lru_cached dominance flags (a write would change every later bound at that shift)
+    D = rdp._chi_moment_dominated(2.0, 8)
+    with pytest.raises(ValueError, match="read-only"):
+        D[2] = True
 
 
 def test_pure_dp_rdp_is_the_smaller_of_its_two_bounds():
