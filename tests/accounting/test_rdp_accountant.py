@@ -417,6 +417,19 @@ def test_gaussian_chi_moments_at_the_smallest_jmax():
         rdp.gaussian_chi_moments(0.5, 1)
 
 
+@pytest.mark.parametrize("q,z,alpha", [(0.9, 30.0, 3), (0.5, 5.0, 3), (0.9, 2.0, 3), (0.9, 30.0, 101), (0.99, 10.0, 101)])
+def test_wbk19_gaussian_bound_at_an_odd_highest_order_matches_mpmath(q, z, alpha):
+    """WBK19's Gaussian bound (their Thm 27) where the highest order asked is odd: its top term needs
+    the odd moment B_alpha, the geometric mean of B_{alpha-1} and B_{alpha+1} (Cauchy-Schwarz), so the
+    moments and their dominance flags must reach alpha + 1. Against the same sum at 400 digits, both
+    ways: an upper bound within 1e-10 relative. (The peer comparison asks for 2..256, an even top
+    order; flags that stopped at alpha - 1 took 2 e^{(alpha-1) eps(alpha)} for the top term instead of
+    the min with 4 B_alpha, and gave log A(3) = 0.906 instead of 0.0109 at q = 0.9, z = 30.)"""
+    want = mpx.wbk19_gaussian_specific_log_a(alpha, q, z)
+    got = rdp.wbk19_gaussian_log_a([alpha], q, z)[0]
+    assert 0 <= got - want <= 1e-10 * want, float((got - want) / want)
+
+
 @pytest.mark.parametrize("jmax", [3, 5, 9, 15])
 def test_gaussian_chi_moments_with_an_odd_largest_index(jmax):
     """An odd jmax asks for an odd top moment, sqrt(B_{jmax-1} B_{jmax+1}) (Cauchy-Schwarz), whose
