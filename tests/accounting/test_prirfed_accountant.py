@@ -374,7 +374,7 @@ def test_section_6_settings_are_the_papers():
     second K = 5, b_i = N_i / 2; MNIST (Section 6.1) eps = 0.15, delta = 1e-4, K = 3,
     m = floor(10 N / 3) for (N, N_i) = (50, 1200), (60, 1000), (80, 750), (100, 600); the synthetic
     runs at eps = 0.08, 0.15, 0.3 with delta = 1e-5; SPD eps = 0.15, delta = 1e-4, K = 3, m = 10;
-    HSP WordNet with N = 9 agents (N_i = 131), m = 5."""
+    HSP WordNet with N = 9 agents (N_i = 131), eps = 0.15, delta = 1e-4, K = 3, m = 5."""
     rows = cal.SECTION_6_SETTINGS
     col1 = [r for r in rows if r["experiment"].endswith("col. 1")]
     col2 = [r for r in rows if r["experiment"].endswith("col. 2")]
@@ -401,7 +401,9 @@ def test_section_6_settings_are_the_papers():
                                                                ("PATHMNIST", 100, 200)) for t in ("dp_rsgd", "dp_rsvrg"))
     assert all(r["b"] is None for r in rows if r["trainer"] == "dp_rsgd" and not r["experiment"].startswith("sphere synthetic"))
     hsp = [r for r in rows if r["experiment"].startswith("HSP")]
-    assert len(hsp) == 2 and all(r["N_i"] == 131 and r["eps"] == 0.15 and r["K"] == 3 for r in hsp)
+    # Section 6.3: "N = 9 (thus N_i = 131 ...) ... epsilon = 0.15, delta = 10^-4 ... K = 3, m = 5"
+    assert len(hsp) == 2 and all(r["N_i"] == 131 and r["eps"] == 0.15 and r["delta"] == 1e-4 and r["K"] == 3 for r in hsp)
+    assert all(r["experiment"].endswith("N=9") for r in hsp)
     assert [r["m"] for r in hsp if r["trainer"] == "dp_rsvrg"] == [5]
 
 
