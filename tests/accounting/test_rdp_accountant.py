@@ -1098,6 +1098,17 @@ def test_poisson_fractional_order_with_a_slow_series_is_integrated(monkeypatch, 
     assert got == pytest.approx(float(_log_a_by_quadrature(alpha, q, z)), rel=1e-12, abs=4 * 2.0**-53)
 
 
+@pytest.mark.parametrize("alpha,q,z", [(52.45622810172876, 0.013848207061775928, 14.643488508576567), (3.5, 0.1, 3.0), (20.5, 0.4, 0.3)])
+def test_poisson_quadrature_is_the_definition_at_any_noise_scale(alpha, q, z):
+    """The fallback integrates the definition (scaled by its peak on a grid from -12 z to alpha + 12 z,
+    plus the two outer tails), so it must give log A at any (alpha, q, z), not only at the small z
+    whose slow series reaches it: against the 50-digit integral written above, to 1e-12 relative or
+    4u absolute. (Seed-11 random settings of the full run's triage; a grid laid out backwards put the
+    peak inside the unbounded outer pieces and failed at the first of these.)"""
+    got = rdp._poisson_log_a_quad(alpha, q, z)
+    assert got == pytest.approx(float(_log_a_by_quadrature(alpha, q, z)), rel=1e-12, abs=4 * 2.0**-53)
+
+
 @pytest.mark.parametrize("total", [0.0, math.inf, math.nan])
 def test_poisson_quadrature_refuses_an_integral_that_is_not_finite_and_positive(monkeypatch, total):
     """The definition's integrand is positive and bounded, so a quadrature total of 0, inf or NaN
