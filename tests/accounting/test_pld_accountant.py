@@ -1094,3 +1094,23 @@ def test_truncate_a_lower_tail_alone_by_hand():
     p = pld.DiscretePLD(0.1, 0, np.array([5e-19, 0.5, 0.5])).truncate()
     assert p.lo == 1 and p.inf == 0.0 and p.tails == 5e-19
     np.testing.assert_array_equal(p.masses, [0.5 + 5e-19, 0.5])
+
+
+@pytest.mark.parametrize("target", [0.06, 0.08, 0.1])
+def test_discrete_pld_epsilon_with_mass_at_infinity_against_the_definition(target):
+    """A PLD built by hand, losses -0.2 .. 0.3 on the grid h = 0.1 with masses 0.3, 0.2, 0.15, 0.1,
+    0.1, 0.1 and P(L = +inf) = 0.05: delta(eps) = sum_j m_j (1 - e^{eps - l_j})_+ + 0.05 (the
+    definition, summed here). The eps returned meets the target and a hair below it does not. (The
+    grid search that brackets eps compared D - P(L = inf) with the target instead of D + P(L = inf)
+    and answered eps = 0, where delta is 0.104: unsound, and it survived every earlier test.)"""
+    h, lo = 0.1, -2
+    m = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.1])
+    losses = h * (lo + np.arange(len(m)))
+
+    def by_definition(e):
+        return float(np.sum(m * np.maximum(0.0, -np.expm1(e - losses)))) + 0.05
+
+    eps = pld.DiscretePLD(h, lo, m, inf=0.05).epsilon(target)
+    assert 0 < eps < 0.3
+    assert by_definition(eps) <= target * (1 + 1e-12)
+    assert by_definition(eps * (1 - 1e-9)) > target
