@@ -1114,3 +1114,23 @@ def test_discrete_pld_epsilon_with_mass_at_infinity_against_the_definition(targe
     assert 0 < eps < 0.3
     assert by_definition(eps) <= target * (1 + 1e-12)
     assert by_definition(eps * (1 - 1e-9)) > target
+
+
+def test_discrete_pld_with_only_positive_losses_against_the_definition():
+    """A PLD built by hand whose grid starts above 0 (lo = 2: losses 0.2, 0.3, 0.4 with masses 0.5,
+    0.3, 0.2 at h = 0.1): delta(eps) = sum_j m_j (1 - e^{eps - l_j})_+ (the definition, summed here) at
+    eps = 0, 0.25 and 0.35, and the eps for delta = 0.05 meets it while a hair below does not. (The
+    grid curve copied masses from index max(-1, -lo) instead of max(0, -lo), keeping only the last
+    mass when lo > 0, and survived: every tested PLD had a loss at or below 0.)"""
+    h, lo = 0.1, 2
+    m = np.array([0.5, 0.3, 0.2])
+    losses = h * (lo + np.arange(len(m)))
+
+    def by_definition(e):
+        return float(np.sum(m * np.maximum(0.0, -np.expm1(e - losses))))
+
+    P = pld.DiscretePLD(h, lo, m)
+    for e in (0.0, 0.25, 0.35):
+        assert P.delta(e) == pytest.approx(by_definition(e), rel=1e-12, abs=1e-15)
+    eps = P.epsilon(0.05)
+    assert by_definition(eps) <= 0.05 * (1 + 1e-12) and by_definition(eps * (1 - 1e-9)) > 0.05
