@@ -1096,6 +1096,12 @@ def test_truncate_a_lower_tail_alone_by_hand():
     np.testing.assert_array_equal(p.masses, [0.5 + 5e-19, 0.5])
 
 
+def _delta_by_definition(h, lo, m, inf, e):
+    """delta(eps) = sum_j m_j (1 - e^{eps - l_j})_+ + P(L = inf), l_j = (lo + j) h: the definition, summed."""
+    losses = h * (lo + np.arange(len(m)))
+    return float(np.sum(m * np.maximum(0.0, -np.expm1(e - losses)))) + inf
+
+
 @pytest.mark.parametrize("target", [0.06, 0.08, 0.1])
 def test_discrete_pld_epsilon_with_mass_at_infinity_against_the_definition(target):
     """A PLD built by hand, losses -0.2 .. 0.3 on the grid h = 0.1 with masses 0.3, 0.2, 0.15, 0.1,
@@ -1105,10 +1111,9 @@ def test_discrete_pld_epsilon_with_mass_at_infinity_against_the_definition(targe
     and answered eps = 0, where delta is 0.104: unsound, and it survived every earlier test.)"""
     h, lo = 0.1, -2
     m = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.1])
-    losses = h * (lo + np.arange(len(m)))
 
     def by_definition(e):
-        return float(np.sum(m * np.maximum(0.0, -np.expm1(e - losses)))) + 0.05
+        return _delta_by_definition(h, lo, m, 0.05, e)
 
     eps = pld.DiscretePLD(h, lo, m, inf=0.05).epsilon(target)
     assert 0 < eps < 0.3
@@ -1124,10 +1129,9 @@ def test_discrete_pld_with_only_positive_losses_against_the_definition():
     mass when lo > 0, and survived: every tested PLD had a loss at or below 0.)"""
     h, lo = 0.1, 2
     m = np.array([0.5, 0.3, 0.2])
-    losses = h * (lo + np.arange(len(m)))
 
     def by_definition(e):
-        return float(np.sum(m * np.maximum(0.0, -np.expm1(e - losses))))
+        return _delta_by_definition(h, lo, m, 0.0, e)
 
     P = pld.DiscretePLD(h, lo, m)
     for e in (0.0, 0.25, 0.35):
