@@ -482,6 +482,8 @@ class DiscretePLD:
         self.h = check_positive("DiscretePLD", "h", self.h)
         for name in ("inf", "slack", "tails"):
             setattr(self, name, check_real("DiscretePLD", name, getattr(self, name)))
+        # a count: a negative one made error_bound take the square root of a negative number
+        self.n_round = check_int("DiscretePLD", "n_round", self.n_round, minimum=0)
         m = np.asarray(self.masses, dtype=np.float64)
         if m.ndim != 1:
             raise ValueError(f"DiscretePLD: masses must be one-dimensional (got shape {m.shape})")
@@ -572,7 +574,7 @@ class DiscretePLD:
         with ``eta' = eta + tails + 2 slack`` (default ``eta = delta / 100``).
         """
         eta = delta / 100 if eta is None else eta
-        n = max(self.n_round, 0)
+        n = self.n_round  # >= 0, checked where the PLD is built
         s = n * self.h * self.h / 8 + self.h * math.sqrt(n * math.log(1 / eta) / 2)
         return s, eta + self.tails + 2 * self.slack
 

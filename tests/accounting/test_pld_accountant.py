@@ -994,12 +994,15 @@ def test_a_pld_without_a_positive_loss_has_delta_0():
         (dict(h=0.0), r"^DiscretePLD: h must be finite and > 0 \(got h = 0\)$"),
         (dict(h=math.nan), r"^DiscretePLD: h must be finite \(got h = nan\)$"),
         (dict(tails="0.1"), r"^DiscretePLD: tails must be a real number \(got '0\.1'\)$"),
+        (dict(n_round=-1), r"^DiscretePLD: n_round must be >= 0 \(got n_round = -1, short by 1\)$"),
+        (dict(n_round=1.5), r"^DiscretePLD: n_round must be an integer \(got 1\.5\)$"),
     ],
 )
 def test_discrete_pld_refuses_non_finite_input(kw, match):
     """A PLD built by hand with a NaN mass answered delta = 0 (Python's max(0.0, nan) is 0.0): the
     least private answer from a broken input. Non-finite masses, limit, slack and grid steps are
-    refused where the PLD is built, naming the field and the first bad value; the valid PLD (masses
+    refused where the PLD is built, naming the field and the first bad value, and so are a negative
+    or fractional count of discretised losses (error_bound took its square root); the valid PLD (masses
     1/2 at losses 0 and 0.1) gives delta(0) = (1/2)(1 - e^-0.1) by hand."""
     base = dict(h=0.1, lo=0, masses=[0.5, 0.5])
     assert pld.DiscretePLD(**base).delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.1), rel=1e-15, abs=0)
