@@ -1141,3 +1141,69 @@ def test_discrete_pld_with_only_positive_losses_against_the_definition():
         assert P.delta(e) == pytest.approx(by_definition(e), rel=1e-12, abs=1e-15)
     eps = P.epsilon(0.05)
     assert by_definition(eps) <= 0.05 * (1 + 1e-12) and by_definition(eps * (1 - 1e-9)) > 0.05
+
+
+def test_compose_of_hand_built_plds_with_mass_at_infinity_against_the_product_pair():
+    """The PLD of a product pair: L = L1 + L2 (finite parts convolved, written out here as a double
+    sum), P(L = inf) = 1 - (1 - P(L1 = inf))(1 - P(L2 = inf)) = 1 - 0.9 * 0.95 = 0.145, and the
+    floating-point allowances add (slack >= 1e-9 + 2e-9, plus the FFT's own bound, below 1e-12 here).
+    Checked on the grid h = 0.1 with losses -0.1 .. 0.1 and -0.2 .. 0: masses, mass at infinity and
+    delta(eps) against the definition. (1 + P(L1 = inf) in the product, and the slacks subtracted,
+    both answered too small a delta, unsound, and survived: every composed PLD had no mass at
+    infinity and no slack.)"""
+    a = pld.DiscretePLD(h=0.1, lo=-1, masses=np.array([0.3, 0.4, 0.2]), inf=0.1, slack=1e-9)
+    b = pld.DiscretePLD(h=0.1, lo=-2, masses=np.array([0.5, 0.25, 0.2]), inf=0.05, slack=2e-9)
+    c = a.compose(b)
+    want = np.zeros(5)
+    for i, x in enumerate(a.masses):
+        for j, y in enumerate(b.masses):
+            want[i + j] += x * y
+    assert c.lo == -3
+    np.testing.assert_allclose(c.masses, want, rtol=0, atol=1e-15)
+    assert c.inf == pytest.approx(0.145, rel=1e-15, abs=0)
+    assert 3e-9 <= c.slack <= 3e-9 + 1e-12
+    for e in (0.0, 0.05, 0.1):
+        d = _delta_by_definition(0.1, -3, want, 0.145, e)
+        assert d <= c.delta(e) <= d + 3e-9 + 1e-12
+
+
+def test_mix_of_plds_on_different_grids_against_the_definition():
+    """w P + (1 - w) P' for PLDs starting at different negative indices (losses -0.2 .. 0 and -0.1 ..
+    0.1, h = 0.1), by hand at w = 0.3: masses 0.3 * 0.2 = 0.06 at -0.2, 0.3 * 0.3 + 0.7 * 0.6 = 0.51 at
+    -0.1, 0.3 * 0.5 + 0.7 * 0.2 = 0.29 at 0 and 0.7 * 0.2 = 0.14 at 0.1; delta(0) = 0.14 (1 - e^-0.1).
+    (A window of hi + lo + 1 points instead of hi - lo + 1 survived: every mixed PLD started at 0.)"""
+    a = pld.DiscretePLD(h=0.1, lo=-2, masses=np.array([0.2, 0.3, 0.5]))
+    b = pld.DiscretePLD(h=0.1, lo=-1, masses=np.array([0.6, 0.2, 0.2]))
+    c = a.mix(b, 0.3)
+    assert c.lo == -2
+    np.testing.assert_allclose(c.masses, [0.06, 0.51, 0.29, 0.14], rtol=1e-15, atol=0)
+    assert c.delta(0.0) == pytest.approx(0.14 * -math.expm1(-0.1), rel=1e-14, abs=0)
+
+
+def test_activation_of_a_pld_with_only_negative_losses_by_hand():
+    """(1 - rho) delta_0 + rho P for P with losses -0.3, -0.2, -0.1 (masses 0.5, 0.3, 0.2) and 0.1 at
+    +inf, rho = 0.4: masses 0.2, 0.12, 0.08 at -0.3 .. -0.1, 0.6 at loss 0, and 0.04 at +inf, so
+    delta(eps) = 0.04 at every eps >= 0. (A window ending at max(hi, -1) instead of max(hi, 0) has no
+    room for the mass at loss 0 when hi < 0; it survived: every activated PLD had a loss >= 0.)"""
+    p = pld.DiscretePLD(h=0.1, lo=-3, masses=np.array([0.5, 0.3, 0.2]), inf=0.1)
+    a = p.activate(0.4)
+    assert a.lo == -3
+    np.testing.assert_allclose(a.masses, [0.2, 0.12, 0.08, 0.6], rtol=1e-15, atol=0)
+    assert a.inf == pytest.approx(0.04, rel=1e-15, abs=0)
+    assert a.delta(0.0) == pytest.approx(0.04, rel=1e-15, abs=0)
+
+
+def test_compose_refuses_a_grid_beyond_four_max_grid_points_and_not_at_it():
+    """compose's guard: a product of n = len(a) + len(b) - 1 points is refused when n > 4 MAX_GRID
+    (the accountant then coarsens the grid). At n = 4 MAX_GRID = 262144 it composes (uniform PLDs of
+    2^17 and 2^17 + 1 points: total mass 1 up to rounding); at n = 4 MAX_GRID + 1 it refuses."""
+    assert pld.MAX_GRID == 2**16
+    n1 = 2**17
+
+    def uniform(k):
+        return pld.DiscretePLD(h=1e-3, lo=-k // 2, masses=np.full(k, 1.0 / k))
+
+    c = uniform(n1).compose(uniform(n1 + 1))
+    assert c.masses.sum() + c.tails == pytest.approx(1.0, rel=1e-9, abs=0)
+    with pytest.raises(pld._GridTooLarge):
+        uniform(n1).compose(uniform(n1 + 2))

@@ -345,6 +345,37 @@ def test_bad_input_raises(make, match):
         make()
 
 
+def test_conversions_over_several_orders_take_the_best_order_by_hand_and_by_mpmath():
+    """Prop. 1 of 001 (classical) minimised over the orders, by hand at delta = e^-2 (log(1/delta) = 2):
+    orders 2, 3, 4 with RDP 1, 0.1, 0.5 give eps = 1 + 2, 0.1 + 1, 0.5 + 2/3, so (1.1, order 3);
+    orders 2, 3 with RDP 0.1, 5 give 2.1 and 6, so (2.1, order 2). The improved conversion is the
+    minimum of the 50-digit single-order values at its reported order. (A value read one index off the
+    best, reported with the best order, survived: every other test passed a single order.)"""
+    assert rdp.rdp_to_dp_classical([2.0, 3.0, 4.0], [1.0, 0.1, 0.5], math.exp(-2)) == pytest.approx((1.1, 3.0), rel=1e-14, abs=0)
+    assert rdp.rdp_to_dp_classical([2.0, 3.0], [0.1, 5.0], math.exp(-2)) == pytest.approx((2.1, 2.0), rel=1e-14, abs=0)
+    for orders, r in [([2.0, 3.0, 4.0], [1.0, 0.1, 0.5]), ([2.0, 3.0], [0.1, 5.0]), ([1.5, 8.0, 32.0], [0.02, 0.3, 1.5])]:
+        by_order = [max(0.0, float(mpx.rdp_to_dp_improved(a, x, 1e-5))) for a, x in zip(orders, r)]
+        eps, best = rdp.rdp_to_dp_improved(orders, r, 1e-5)
+        assert best == orders[int(np.argmin(by_order))]
+        assert eps == pytest.approx(min(by_order), rel=1e-12, abs=0)
+
+
+def test_lemma_3_with_a_lipschitz_constant_other_than_1():
+    """Lemma 3 at L0 = 2 (every other test had L0 = 1, where L0^2, L0 and 1/L0 agree), by hand:
+    lambda = 1, n = 1000, b = 10, sigma = 2 meet sigma^2 = 4 >= 4 L0^2 / b^2 = 0.16, and the range
+    lambda <= 2 sigma^2 log(n / (b (lambda + 1)(1 + b^2 sigma^2 / (4 L0^2)))) / 3
+    = 8 log(1000 / (20 * 26)) / 3 = 1.7438; the bound is 15 (lambda + 1) L0^2 / (n^2 sigma^2)
+    = 15 * 2 * 4 / (1e6 * 4) = 3e-5. The range moves with lambda: at lambda = 1.5 it is
+    8 log(1000 / (25 * 26)) / 3 = 1.149 < 1.5, refused. At L0 = 0.5 the argument at lambda = 1 is
+    1000 / (20 * 401) = 0.125, so the range is 8 log(0.125) / 3 = -5.552 and the order is refused."""
+    assert rdp.lemma_3_moments_bound(1.0, 2.0, 1000, 10, 2.0) == pytest.approx(3e-5, rel=1e-14, abs=0)
+    assert 8 * math.log(1000 / 520) / 3 == pytest.approx(1.74380, rel=1e-5, abs=0)
+    with pytest.raises(ValueError, match=r"^lemma_3_moments_bound: needs lambda <= 1\.149 \(got lambda = 1\.5\)$"):
+        rdp.lemma_3_moments_bound(1.5, 2.0, 1000, 10, 2.0)
+    with pytest.raises(ValueError, match=r"^lemma_3_moments_bound: needs lambda <= -5\.552 \(got lambda = 1\)$"):
+        rdp.lemma_3_moments_bound(1.0, 0.5, 1000, 10, 2.0)
+
+
 def test_lemma_3_of_001_preconditions_and_comparison():
     """Lemma 3 as stated; its lambda range is tiny in practice (lambda < 1 here). Where it applies it is
     above the WBK19/coupling bound computed here (a comparison, not a proof of either)."""
