@@ -1146,14 +1146,18 @@ def test_discrete_pld_with_only_positive_losses_against_the_definition():
 def test_compose_of_hand_built_plds_with_mass_at_infinity_against_the_product_pair():
     """The PLD of a product pair: L = L1 + L2 (finite parts convolved, written out here as a double
     sum), P(L = inf) = 1 - (1 - P(L1 = inf))(1 - P(L2 = inf)) = 1 - 0.9 * 0.95 = 0.145, and the
-    floating-point allowances add (slack >= 1e-9 + 2e-9, plus the FFT's own bound, below 1e-12 here).
+    floating-point allowances add (slack >= 1e-9 + 2e-9, plus the FFT's own bound, below 1e-12 here),
+    and so do the truncated tails (4e-8 + 8e-8) and the counts of discretised losses (2 + 3) that
+    error_bound reads.
     Checked on the grid h = 0.1 with losses -0.1 .. 0.1 and -0.2 .. 0: masses, mass at infinity and
     delta(eps) against the definition. (1 + P(L1 = inf) in the product, and the slacks subtracted,
-    both answered too small a delta, unsound, and survived: every composed PLD had no mass at
-    infinity and no slack.)"""
-    a = pld.DiscretePLD(h=0.1, lo=-1, masses=np.array([0.3, 0.4, 0.2]), inf=0.1, slack=1e-9)
-    b = pld.DiscretePLD(h=0.1, lo=-2, masses=np.array([0.5, 0.25, 0.2]), inf=0.05, slack=2e-9)
+    both answered too small a delta, unsound, and survived, as did subtracted tails and counts, which
+    shrink error_bound: every composed PLD had no mass at infinity, no slack and no tails.)"""
+    a = pld.DiscretePLD(h=0.1, lo=-1, masses=np.array([0.3, 0.4, 0.2]), inf=0.1, slack=1e-9, tails=4e-8, n_round=2)
+    b = pld.DiscretePLD(h=0.1, lo=-2, masses=np.array([0.5, 0.25, 0.2]), inf=0.05, slack=2e-9, tails=8e-8, n_round=3)
     c = a.compose(b)
+    assert c.n_round == 5
+    assert c.tails == pytest.approx(1.2e-7, rel=1e-15, abs=1e-18)
     want = np.zeros(5)
     for i, x in enumerate(a.masses):
         for j, y in enumerate(b.masses):

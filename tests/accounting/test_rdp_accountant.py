@@ -724,6 +724,9 @@ def test_effective_gaussian_of_mixtures_counted_as_their_common_gaussian_by_hand
     both = Composed((mix, Gaussian(1.0)))
     assert rdp.effective_gaussian(both, full_gradient_only=True) == pytest.approx(2 / math.sqrt(5), rel=1e-15, abs=0)
     assert rdp.effective_gaussian(mix) is None and rdp.effective_gaussian(both) is None
+    # a mixture whose common component does not move (shift 0): no noise is needed for it, z = inf
+    # (the documented answer when every shift is 0; v ** -0.5 at v = 0 raised ZeroDivisionError)
+    assert rdp.effective_gaussian(MixtureOfGaussians(0.0, 3.0, 0.01), full_gradient_only=True) == math.inf
 
 
 def test_effective_gaussian_of_composed_gaussians_is_the_closed_form():
