@@ -1211,3 +1211,37 @@ def test_compose_refuses_a_grid_beyond_four_max_grid_points_and_not_at_it():
     assert c.masses.sum() + c.tails == pytest.approx(1.0, rel=1e-9, abs=0)
     with pytest.raises(pld._GridTooLarge):
         uniform(n1).compose(uniform(n1 + 2))
+
+
+def test_self_compose_puts_the_folded_tails_by_rounding_direction():
+    """self_compose's window holds the k-fold sum up to TAIL_MASS = 1e-18 per side; the circular
+    convolution folds what lies outside onto the window, which changes delta by at most 2 TAIL_MASS
+    (its docstring): a pessimistic PLD adds it to the mass at +inf, an optimistic one to the slack it
+    subtracts. Checked on masses 0.2, 0.3, 0.3, 0.2 at losses -0.2 .. 0.1, k = 3, no mass at +inf: the
+    pessimistic result has inf = 2e-18 exactly, the optimistic one inf = 0 and a slack 2e-18 above the
+    pessimistic one (both hold the same FFT bound, > 0), and both record 2e-18 as tails. (A factor 1
+    or 3, the tail subtracted from inf or from the optimistic slack, and the FFT bound subtracted, each
+    survived: they change delta by 1e-18 to 1e-14, below every value test.)"""
+    assert pld.TAIL_MASS == 1e-18
+
+    def cube(pessimistic):
+        return pld.DiscretePLD(h=0.1, lo=-2, masses=np.array([0.2, 0.3, 0.3, 0.2]), pessimistic=pessimistic).self_compose(3)
+
+    pes, opt = cube(True), cube(False)
+    assert pes.inf == 2e-18 and opt.inf == 0.0
+    assert pes.tails == 2e-18 and opt.tails == 2e-18
+    assert pes.slack > 0
+    assert opt.slack - pes.slack == pytest.approx(2e-18, rel=1e-6, abs=0)
+
+
+def test_self_compose_refuses_a_window_beyond_four_max_grid_points_and_not_below():
+    """self_compose's guard: refused when its window (here the whole support of the 2-fold sum of a
+    uniform PLD, 2 L - 1 points) exceeds 4 MAX_GRID = 262144 points. L = 114688 gives 229375 points
+    (3.5 MAX_GRID): composed, total mass 1 up to rounding; L = 131073 gives 262145: refused."""
+    def uniform(k):
+        return pld.DiscretePLD(h=1e-3, lo=-k // 2, masses=np.full(k, 1.0 / k))
+
+    c = uniform(114688).self_compose(2)
+    assert c.masses.sum() + c.inf == pytest.approx(1.0, rel=1e-9, abs=0)
+    with pytest.raises(pld._GridTooLarge):
+        uniform(131073).self_compose(2)

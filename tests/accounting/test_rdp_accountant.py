@@ -306,10 +306,10 @@ def test_accountant_refuses_what_it_cannot_bound():
         Activation(0.5, EpsilonDelta(1.0, 1e-6)),
         SampledWithoutReplacement(10, 2, EpsilonDelta(1.0, 1e-6)),
     ]:
-        assert not acc.supports(ev)
+        assert acc.supports(ev) is False  # the documented bool, not merely falsy
         with pytest.raises(ValueError, match="RdpAccountant"):
             acc.compose(ev)
-    assert acc.supports(EpsilonDelta(1.0, 0.0))
+    assert acc.supports(EpsilonDelta(1.0, 0.0)) is True
     ar = rdp.RdpAccountant(relation=ADD_REMOVE)
     assert ar.supports(PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE)))
     assert not ar.supports(Gaussian(1.0))  # a replace-one event in an add/remove accountant
@@ -710,6 +710,17 @@ def test_adaptive_order_search_reaches_its_documented_ceiling_max_order():
     got, order = rdp.RdpAccountant().compose(Gaussian(z)).get_epsilon_and_order(delta)
     assert order == 2.0**20
     assert got == pytest.approx(float(_improved_gaussian_eps_mp(2**20, z, delta)), rel=1e-9, abs=0)
+
+
+def test_a_dp_rsvrg_step_whose_sampled_gradient_does_not_move_is_the_plain_mixture_bound():
+    """A MixtureOfGaussians with shift_sample = 0 (the sampled gradient's shift): the triangle bound
+    through the sampled Gaussian has noise multiplier 1 / shift_sample and does not apply, so the
+    accountant's RDP is the joint-convexity mixture bound alone, at every order. (Taking the triangle
+    bound also at shift_sample = 0 divided by zero, and survived: every tested mixture had a sampled
+    shift > 0 or none.)"""
+    orders = [1.5, 2.0, 8.0, 64.0]
+    got = rdp.RdpAccountant().rdp(MixtureOfGaussians(0.1, 0.5, 0.01, shift_sample=0.0), orders)
+    np.testing.assert_array_equal(got, rdp.mixture_of_gaussians_rdp(orders, 0.1, 0.5, 0.01))
 
 
 def test_effective_gaussian_of_mixtures_counted_as_their_common_gaussian_by_hand():
