@@ -1245,3 +1245,26 @@ def test_self_compose_refuses_a_window_beyond_four_max_grid_points_and_not_below
     assert c.masses.sum() + c.inf == pytest.approx(1.0, rel=1e-9, abs=0)
     with pytest.raises(pld._GridTooLarge):
         uniform(131073).self_compose(2)
+
+
+@pytest.mark.parametrize(
+    "masses,inf,lo,kept,inf_after,tails",
+    [
+        # one upper point alone: its 5e-19 goes to +inf (pessimistic), on top of inf = 0.6
+        ([0.5, 0.5, 5e-19], 0.0, 0, [0.5, 0.5], 5e-19, 5e-19),
+        ([0.2, 0.2, 5e-19], 0.6, 0, [0.2, 0.2], 0.6 + 5e-19, 5e-19),
+        # one point kept between a lower and an upper tail: lo moves to 1, both tails of 4e-19 move
+        ([4e-19, 1.0 - 8e-19, 4e-19], 0.0, 1, [1.0 - 4e-19], 4e-19, 8e-19),
+    ],
+)
+def test_truncate_an_upper_point_alone_and_down_to_one_point_by_hand(masses, inf, lo, kept, inf_after, tails):
+    """Pessimistic truncation by hand (TAIL_MASS = 1e-18): a single upper point of 5e-19 goes to +inf,
+    adding to a mass at +inf already there (0.6: the sum must not be capped below 1); masses (4e-19,
+    1 - 8e-19, 4e-19) keep their middle point alone, the lower tail joining it and the upper going to
+    +inf. (Dropping a lone upper point instead of moving it, capping inf at 0.5, and keeping all three
+    points when one remains each survived: every tested tail had two points and no mass at +inf.)"""
+    p = pld.DiscretePLD(0.1, 0, np.array(masses), inf=inf).truncate()
+    assert p.lo == lo
+    np.testing.assert_allclose(p.masses, kept, rtol=1e-15, atol=0)
+    assert p.inf == pytest.approx(inf_after, rel=1e-15, abs=0)
+    assert p.tails == pytest.approx(tails, rel=1e-15, abs=0)
