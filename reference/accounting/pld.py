@@ -462,7 +462,7 @@ class DiscretePLD:
     tails : float, optional
         Mass moved by truncations (default 0).
     n_round : int, optional
-        Number of discretised base losses (default 0).
+        Number of discretised base losses, >= 0 (default 0).
     pessimistic : bool, optional
         Rounding direction (default ``True``).
     """

@@ -1197,20 +1197,21 @@ def test_activation_of_a_pld_with_only_negative_losses_by_hand():
     assert a.delta(0.0) == pytest.approx(0.04, rel=1e-15, abs=0)
 
 
+def _uniform_pld(k):
+    """k equal masses 1/k on the grid h = 1e-3, centred on loss 0 (for the grid-size guards)."""
+    return pld.DiscretePLD(h=1e-3, lo=-k // 2, masses=np.full(k, 1.0 / k))
+
+
 def test_compose_refuses_a_grid_beyond_four_max_grid_points_and_not_at_it():
     """compose's guard: a product of n = len(a) + len(b) - 1 points is refused when n > 4 MAX_GRID
     (the accountant then coarsens the grid). At n = 4 MAX_GRID = 262144 it composes (uniform PLDs of
     2^17 and 2^17 + 1 points: total mass 1 up to rounding); at n = 4 MAX_GRID + 1 it refuses."""
     assert pld.MAX_GRID == 2**16
     n1 = 2**17
-
-    def uniform(k):
-        return pld.DiscretePLD(h=1e-3, lo=-k // 2, masses=np.full(k, 1.0 / k))
-
-    c = uniform(n1).compose(uniform(n1 + 1))
+    c = _uniform_pld(n1).compose(_uniform_pld(n1 + 1))
     assert c.masses.sum() + c.tails == pytest.approx(1.0, rel=1e-9, abs=0)
     with pytest.raises(pld._GridTooLarge):
-        uniform(n1).compose(uniform(n1 + 2))
+        _uniform_pld(n1).compose(_uniform_pld(n1 + 2))
 
 
 def test_self_compose_puts_the_folded_tails_by_rounding_direction():
@@ -1238,13 +1239,10 @@ def test_self_compose_refuses_a_window_beyond_four_max_grid_points_and_not_below
     """self_compose's guard: refused when its window (here the whole support of the 2-fold sum of a
     uniform PLD, 2 L - 1 points) exceeds 4 MAX_GRID = 262144 points. L = 114688 gives 229375 points
     (3.5 MAX_GRID): composed, total mass 1 up to rounding; L = 131073 gives 262145: refused."""
-    def uniform(k):
-        return pld.DiscretePLD(h=1e-3, lo=-k // 2, masses=np.full(k, 1.0 / k))
-
-    c = uniform(114688).self_compose(2)
+    c = _uniform_pld(114688).self_compose(2)
     assert c.masses.sum() + c.inf == pytest.approx(1.0, rel=1e-9, abs=0)
     with pytest.raises(pld._GridTooLarge):
-        uniform(131073).self_compose(2)
+        _uniform_pld(131073).self_compose(2)
 
 
 @pytest.mark.parametrize(
