@@ -274,6 +274,48 @@ def test_discretisation_of_a_kinked_curve_is_on_the_right_side(e0, d0):
         assert lo.delta(e) <= exact + 1e-15 and up.delta(e) >= exact - 1e-15
 
 
+def _two_point_pair(a, b):
+    """The pair P = (p1, p2), Q = (q1, q2) with privacy losses log(p1/q1) = a and log(p2/q2) = -b, and
+    its two curves by the definition H_g(P||Q) = sum_x (P(x) - g Q(x))_+ and H_g(Q||P) likewise."""
+    q1 = -math.expm1(-b) / (math.exp(a) - math.exp(-b))
+    P = np.array([math.exp(a) * q1, math.exp(-b) * (1 - q1)])
+    Q = np.array([q1, 1 - q1])
+
+    def hockey(X, Y):
+        # e^eps capped at e^700: the curve is 0 long before (connect_the_dots probes up to 2048 nats)
+        return lambda e: np.maximum(X[:, None] - np.exp(np.minimum(np.atleast_1d(np.asarray(e, dtype=float)), 700.0))[None, :] * Y[:, None], 0.0).sum(0)
+
+    return P, Q, hockey(P, Q), hockey(Q, P)
+
+
+def test_connect_the_dots_recovers_an_asymmetric_pair_in_both_orders():
+    """A two-point pair whose losses a = 0.2 and -b = -0.5 lie on the grid h = 0.1: each side of its
+    curve is linear in t = e^eps between grid points, so the pessimistic discretisation is the pair
+    itself. Forward: P-masses p1 at 0.2 and p2 at -0.5. Reverse (the pair Q, P): Q-masses q1 at -0.2
+    and q2 at +0.5. Each order must come from its own side's curve (the reverse order built from the
+    forward values was the forward PLD again, and no symmetric-curve test could tell)."""
+    P, Q, fwd, rev = _two_point_pair(0.2, 0.5)
+    p = pld.connect_the_dots(pld.PrivacyCurve(fwd, rev), 0.1)
+    for d, losses, masses in ((p.fwd, [-0.5, 0.2], P[::-1]), (p.rev, [-0.2, 0.5], Q)):
+        nz = d.masses > 1e-12
+        np.testing.assert_allclose(d.losses()[nz], losses, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(d.masses[nz], masses, rtol=1e-11, atol=0)
+        assert d.masses.sum() + d.inf == pytest.approx(1.0, abs=1e-11)
+
+
+def test_connect_the_dots_brackets_an_asymmetric_pair_in_both_orders():
+    """The same kind of pair with losses 0.23 and -0.61 off the grid h = 0.07 (the curves' kinks fall
+    between grid points): in each order the pessimistic delta is above the definition's and the
+    optimistic one below, at 3001 points of [0, 0.8] (the reverse curve is positive up to 0.61, the
+    forward one only up to 0.23, so an order built from the other side's values fails here)."""
+    _, _, fwd, rev = _two_point_pair(0.23, 0.61)
+    c = pld.PrivacyCurve(fwd, rev)
+    up, lo = pld.connect_the_dots(c, 0.07), pld.connect_the_dots(c, 0.07, optimistic=True)
+    for e in np.linspace(0.0, 0.8, 3001):
+        for exact, u, l in ((float(fwd(e)[0]), up.fwd, lo.fwd), (float(rev(e)[0]), up.rev, lo.rev)):
+            assert l.delta(e) <= exact + 1e-15 and u.delta(e) >= exact - 1e-15, e
+
+
 @pytest.mark.parametrize("mu,k", [(0.3, 50), (1.0, 8), (0.05, 400)])
 def test_composition_is_bracketed_and_the_stated_error_bound_holds(mu, k):
     """k-fold composition of a discretised Gaussian by FFT (not the closed form): the exact k-fold
@@ -289,6 +331,45 @@ def test_composition_is_bracketed_and_the_stated_error_bound_holds(mu, k):
     exact_at = float(mpx.gaussian_exact_epsilon(delta - eta, math.sqrt(k) * mu))
     assert up.epsilon(delta) <= exact_at + s
     assert up.epsilon(delta) - exact <= 1e-3 * exact  # and in practice far tighter than the bound
+
+
+def _three_piece_bound(e):
+    """A curve bound (not convex) with hull vertices at 0, 50 and 760 nats: concave in t = e^eps on
+    [0, 50] (0.6 down to 0.3) and on [50, 760] (0.3 down to 0.01), then 0.01 e^-(eps - 760) up to
+    770 nats and 0 after."""
+    e = np.asarray(e, dtype=float)
+    a = 0.6 - 0.3 * np.exp(2 * (np.minimum(e, 50.0) - 50.0))
+    b = 0.3 - 0.29 * np.exp(2 * (np.minimum(e, 760.0) - 760.0))
+    c = 0.01 * np.exp(760.0 - np.maximum(e, 760.0))
+    return np.where(e <= 50, a, np.where(e <= 760, b, np.where(e <= 770, c, 0.0)))
+
+
+@pytest.mark.parametrize("optimistic", [False, True])
+def test_side_hull_fallback_keeps_a_vertex_before_a_chord_of_710_nats(optimistic, monkeypatch):
+    """The hull's fallback (Andrew's chain, when 20 sweeps leave it non-convex) compares chords longer
+    than 700 nats, whose slopes are scaled by e^-dx (e^dx overflows). The bound above, at h = 0.02,
+    needs it: the drop to 0 after 770 nats is concave, and each sweep removes one vertex of the
+    0.01 e^-eps piece before it (about log 2 / h = 35 sweeps). Its lower convex hull, by hand: the
+    chord from (1, 0.6) to (e^50, 0.3), the chord from there to (e^760, 0.01) (the vertex at 50 is
+    convex: the slope after it, about -0.29 e^-760, is above the one before, about -0.3 e^-50), then
+    the A/t piece and its tangent to the first zero. So delta(eps) = 0.6 - 0.3 (e^eps - 1)/(e^50 - 1)
+    on [0, 50] and 0.3 - 0.29 (e^eps - e^50)/(e^760 - e^50) on [50, 760], both orders of rounding
+    (the values' 1e-12 relative margin and, optimistic, the chord-error lowering, zero on straight
+    steps). A slope of the 760-nat chord 0 -> 760 scaled by e^+dx instead of e^-dx overflowed to -inf,
+    popped the vertex at 50 and answered delta(50) = 0.6: twice the bound's own value, in both orders."""
+    seen = []
+    real = pld._scaled_slope
+    monkeypatch.setattr(pld, "_scaled_slope", lambda dv, dx: seen.append(dx) or real(dv, dx))
+    p = pld.connect_the_dots(pld.PrivacyCurve(_three_piece_bound, exact=False), 0.02, optimistic=optimistic).fwd
+    assert max(seen) >= 700.0  # the fallback ran and compared a chord longer than 700 nats
+    with mp.workdps(30):
+        E = lambda x: mp.exp(mp.mpf(x))  # noqa: E731
+        hull = {0.0: 0.6, 25.0: 0.6 - 0.3 * (E(25) - 1) / (E(50) - 1), 50.0: 0.3,
+                400.0: 0.3 - 0.29 * (E(400) - E(50)) / (E(760) - E(50))}
+    for e, want in hull.items():
+        assert p.delta(e) == pytest.approx(float(want), rel=2e-12, abs=0), e
+    if not optimistic:  # the vertex at 760 (optimistic: lowered by the chord error of the A/t piece after it)
+        assert p.delta(760.0) == pytest.approx(0.01, rel=2e-12, abs=0)
 
 
 def test_junction_bridge_on_a_concave_junction():
