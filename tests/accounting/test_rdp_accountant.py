@@ -640,6 +640,26 @@ def test_rdp_epsilon_is_the_canonical_minimum(z, delta):
         rdp.DEFAULT_ORDERS = orig
 
 
+def test_order_search_finds_the_minimum_at_the_without_replacement_switch():
+    """Without-replacement sampling has two RDP bounds: the WBK19 sums at integer orders up to
+    WBK19_MAX_ORDER = 256, the coupling bound above. At SampledWithoutReplacement(503, 15,
+    Gaussian(120)) composed 4 times the curve jumps from 1.3e-4 at order 256 to 3.6e-3 at 257, so eps at
+    delta = 1e-5 is not unimodal in the order: 0.0196 at 256, a second local minimum of 0.0225 near
+    284. The search must still report the smallest eps over the canonical orders: checked here against
+    every integer order from 65 to 4096 and every 25th canonical order below 64 (one-sided: the search
+    may find an unsampled order below 64, never a worse value). A refinement that looked only below
+    the best order (or only above it) stopped in the upper branch, 15% above."""
+    ev = SelfComposed(SampledWithoutReplacement(503, 15, Gaussian(120.0)), 4)
+    got, order = rdp.RdpAccountant().compose(ev).get_epsilon_and_order(1e-5)
+    low = [rdp.canonical_order(k) for k in range(0, rdp.canonical_index(64.0, up=False) + 1, 25)]
+    orders = np.concatenate([low, np.arange(65.0, 4097.0)])
+    each = rdp.RdpAccountant(orders=orders).compose(ev)
+    eps = np.array([rdp.rdp_to_dp_improved(np.array([a]), np.array([r]), 1e-5)[0] for a, r in zip(orders, each.rdp_curve)])
+    assert each.rdp_curve[orders == 257.0][0] > 20 * each.rdp_curve[orders == 256.0][0]  # the switch, as described
+    assert got <= eps.min()
+    assert got == rdp.rdp_to_dp_improved(np.array([order]), rdp.RdpAccountant([order]).compose(ev).rdp_curve, 1e-5)[0]
+
+
 def test_canonical_orders_and_their_index():
     """canonical_order(k) = 1 + 1e-6 exp(k log(1 + 1e-4)) from k = 0 (the search's floor 1 + 1e-6) up to
     the last one below 64, then 65, 66, ... up to MAX_ORDER = 2^20 (capped); negative k is refused.
