@@ -647,8 +647,9 @@ def test_order_search_finds_the_minimum_at_the_without_replacement_switch():
     delta = 1e-5 is not unimodal in the order: 0.0196 at 256, a second local minimum of 0.0225 near
     284. The search must still report the smallest eps over the canonical orders: checked here against
     every integer order from 65 to 4096 and every 25th canonical order below 64 (one-sided: the search
-    may find an unsampled order below 64, never a worse value). A refinement that looked only below
-    the best order (or only above it) stopped in the upper branch, 15% above."""
+    may find an unsampled order below 64, never a worse value). A refinement that did not halve toward
+    the upper neighbour (320) left it in the bracket of the final ternary search, which then found the
+    second local minimum: eps 15% above."""
     ev = SelfComposed(SampledWithoutReplacement(503, 15, Gaussian(120.0)), 4)
     got, order = rdp.RdpAccountant().compose(ev).get_epsilon_and_order(1e-5)
     low = [rdp.canonical_order(k) for k in range(0, rdp.canonical_index(64.0, up=False) + 1, 25)]
