@@ -917,9 +917,11 @@ def _lower_by_chord_error(vf, vr, h, inf_f, inf_r):
         out[-1] = min(right_c[-1], limit)
         return np.maximum(out, 0.0)
 
-    # slope left of g = 1 (in t, at t = 1) from the reverse side, and symmetrically
-    sL_f = -1.0 + vr[0] - (vr[1] - vr[0]) / math.expm1(h) if len(vr) > 1 else -1.0
-    sL_r = -1.0 + vf[0] - (vf[1] - vf[0]) / math.expm1(h) if len(vf) > 1 else -1.0
+    # slope left of g = 1 (in t, at t = 1) from the reverse side, and symmetrically. Both sides have
+    # at least three values (connect_the_dots takes _side_length >= ceil(0.5 / h) + 1 >= 2 steps), so
+    # vr[1] and vf[1] exist; a fallback slope of -1 for a one-value side was dead code and is gone
+    sL_f = -1.0 + vr[0] - (vr[1] - vr[0]) / math.expm1(h)
+    sL_r = -1.0 + vf[0] - (vf[1] - vf[0]) / math.expm1(h)
     vf2, vr2 = side(vf, sL_f, inf_f), side(vr, sL_r, inf_r)
     v0 = min(vf2[0], vr2[0])
     vf2[0] = vr2[0] = v0
