@@ -372,6 +372,22 @@ def test_side_hull_fallback_keeps_a_vertex_before_a_chord_of_710_nats(optimistic
         assert p.delta(760.0) == pytest.approx(0.01, rel=2e-12, abs=0)
 
 
+def test_connect_the_dots_of_a_curve_still_above_the_tail_at_2048_nats():
+    """The grid looks for the point where the curve is within ``tail`` of its limit up to 2048 nats
+    (documented in _side_length); a curve still above it there, the bound F(eps) = e^(-eps / 1000) / 2
+    (convex in t = e^eps, 0.065 at 2048), gets the whole range, 2048 nats and one step more, and the
+    rest of the curve as mass at +inf, F at the last grid point. So at h = 0.1 the pessimistic eps at
+    delta = 0.1 is the root of F, 1000 log 5 = 1609.4 nats, to within a step (the chord of a convex
+    curve is above it, by at most h |F'| = 5e-6 here), and the grid's last loss is at least 2048.
+    A range stopped at the previous probe (1024 nats, where F = 0.18 > 0.1) answered eps = inf."""
+    F = lambda e: 0.5 * np.exp(-np.asarray(e, dtype=float) / 1000.0)  # noqa: E731
+    d = pld.connect_the_dots(pld.PrivacyCurve(F, exact=False), 0.1).fwd
+    assert d.hi * d.h >= 2048.0
+    assert d.inf == pytest.approx(float(F(d.hi * d.h)), rel=1e-11, abs=0)  # the curve's value at the last grid point
+    want = 1000.0 * math.log(5.0)
+    assert want <= d.epsilon(0.1) <= want + 0.1
+
+
 def test_junction_bridge_on_a_concave_junction():
     """Curve bounds whose junction at g = 1 is concave: a Gaussian pair's curve plus 0.2 e^{-3 eps} in
     both orders (slope -0.6 added on each side at g = 1). The bridge gives a valid pair whose curve is
