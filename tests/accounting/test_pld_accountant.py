@@ -470,6 +470,78 @@ def test_fft_error_bound_holds():
         assert float(ref[:a0].sum() + ref[a0 + len(y.masses):].sum()) <= y.tails  # window tails accounted
 
 
+_HAVE_EXTENDED = np.finfo(np.longdouble).eps < 2.0**-52  # x87 80-bit long double (x86-64 Linux); float64 elsewhere
+
+
+@pytest.mark.skipif(not _HAVE_EXTENDED, reason="numpy.longdouble is float64 on this platform: there is no extended pass")
+@pytest.mark.parametrize("k", [None, 3])
+def test_extended_precision_convolution_and_its_bound_against_50_digits(k):
+    """fft_convolve's extended pass (numpy.longdouble, unit roundoff 2^-64): its stated l1 error bound
+    (the float64 formula with u = 2^-64, plus 2^-53 ||y||_1 for rounding back to float64) holds against
+    the direct convolution at 50 digits (mpmath), and is below the float64 pass's bound by the ratio of
+    the unit roundoffs, 2^-11, up to the final rounding term (the reason the pass exists)."""
+    rng = np.random.default_rng(11)
+    x = rng.random(40) ** 6
+    x /= x.sum()
+    y2 = rng.random(30)
+    y2 /= y2.sum()
+    xs = [x] if k is not None else [x, y2]
+    n_full = (len(x) - 1) * k + 1 if k is not None else len(x) + len(y2) - 1
+    nfft = 128
+    got, err = pld.fft_convolve(xs, nfft, power=k, extended=True)
+    _, err64 = pld.fft_convolve(xs, nfft, power=k, extended=False)
+    with mp.workdps(50):
+        a = [mp.mpf(float(v)) for v in x]
+        b = a if k is not None else [mp.mpf(float(v)) for v in y2]
+        ref = [mp.mpf(1)]
+        for f in ([a] * k if k is not None else [a, b]):
+            ref = [mp.fsum(ref[i] * f[j - i] for i in range(max(0, j - len(f) + 1), min(j, len(ref) - 1) + 1)) for j in range(len(ref) + len(f) - 1)]
+        assert len(ref) == n_full
+        l1 = float(mp.fsum(abs(mp.mpf(float(got[j])) - (ref[j] if j < n_full else 0)) for j in range(nfft)))
+    assert l1 <= err
+    assert err <= err64 * 2.0**-11 * 1.01 + 2.0**-53 * 1.01
+
+
+def test_fft_convolve_escalates_exactly_above_its_threshold(monkeypatch):
+    """The extended pass runs when the float64 bound exceeds FFT_ESCALATE, not when it equals it:
+    with the threshold set to a convolution's own float64 bound, the float64 result is returned
+    (same bound); one float below it, the extended pass (a smaller bound where longdouble is wider)."""
+    x = np.random.default_rng(12).random(500)
+    x /= x.sum()
+    y64, e64 = pld.fft_convolve([x], 1024, power=4, extended=False)
+    monkeypatch.setattr(pld, "FFT_ESCALATE", e64)
+    y, e = pld.fft_convolve([x], 1024, power=4)
+    assert e == e64 and np.array_equal(y, y64)
+    monkeypatch.setattr(pld, "FFT_ESCALATE", math.nextafter(e64, 0.0))
+    y, e = pld.fft_convolve([x], 1024, power=4)
+    if _HAVE_EXTENDED:
+        assert e < e64 / 100  # 2^-11 of it plus 2^-53 for the final rounding
+    else:
+        assert e == e64
+
+
+def test_poisson_run_at_delta_1e_10_is_finite_and_between_the_peers_bounds():
+    """20 rounds of Poisson-subsampled Gaussians (q = 0.01, z = 1/3, add/remove). In float64 the FFT
+    error bounds alone (2.9e-10 pessimistic, 4.4e-9 optimistic) exceeded delta = 1e-10, and eps was
+    infinite; in extended precision they are below 1e-11. Independent bounds: the attainable lower
+    bound of dp-accounting's optimistic PLD of the same pair is below ours, and the RDP accountant's
+    value (a different method, Mironov et al.'s conversion) above it; and our attainable lower bound
+    is below our upper one."""
+    pytest.importorskip("dp_accounting")  # declared in the test extra
+    from prirfed.testing import peer_pld as peer
+
+    ev = SelfComposed(PoissonSampled(0.01, Gaussian(1 / 3, ADD_REMOVE)), 20)
+    acc = pld.PldAccountant(relation=ADD_REMOVE).compose(ev)
+    up, lo = acc.get_epsilon(1e-10), acc.get_epsilon_lower(1e-10)
+    assert math.isfinite(up) and lo <= up
+    assert up < RdpAccountant(relation=ADD_REMOVE).compose(ev).get_epsilon(1e-10)
+    opt = peer.gaussian(1 / 3, pessimistic=False, h=1e-3, q=0.01).self_compose(20)
+    assert opt.get_epsilon_for_delta(1e-10) <= up
+    if _HAVE_EXTENDED:
+        pairs = [r for r in acc._result(False) + acc._result(True) if isinstance(r, pld.PldPair)]
+        assert pairs and max(d.slack for r in pairs for d in (r.fwd, r.rev) if d is not None) < 1e-11
+
+
 def test_window_and_truncation_keep_the_bound_sound():
     """A wide PLD (large eps): the accountant retries on a coarser grid and stays an upper bound of the
     exact Gaussian composition."""
