@@ -42,7 +42,9 @@ same code gives the same subset on every machine, and an edit elsewhere does not
 A long run in pieces: ``--resume`` keeps ``OUT/progress.jsonl`` and runs only the mutants not
 recorded there, so the full run (about 15,600 mutants, days of CPU on two cores) can be stopped
 and started again with the same arguments; each record names the commit it ran at, and the report
-lists the commits of all pieces.
+lists the commits of all pieces. A record is reused only while its key still names the same
+mutated line (its fingerprint, or for older records the file rebuilt at its commit): an edit that
+renumbers repeated literals moves a key onto another mutant, and that mutant runs again.
 
 Covering tests first (``--covering``): the area's tests are run once on the unmutated code under
 line coverage, each test under its own coverage context, and a mutant then runs first against only
@@ -135,6 +137,18 @@ class Mutant:
 
     def describe(self) -> str:
         return f"{self.path}:{self.line} [{self.op}] {self.qualname}: {self.original!r} -> {self.replacement!r}"
+
+    def fingerprint(self) -> str:
+        """Hash of the mutated line as it reads before and after the mutation (whitespace at its ends
+        stripped): the key says where a mutant is only up to its repeat number, so an edit that adds
+        or removes an equal literal earlier in the function moves a key onto another mutant; the
+        fingerprint tells them apart (``--resume`` re-runs a record whose mutant it no longer names)."""
+        raw, a, b, text = self.span
+        start, end = raw.rfind(b"\n", 0, a) + 1, raw.find(b"\n", b)
+        end = len(raw) if end < 0 else end
+        before = raw[start:end].decode("utf-8").strip()
+        after = (raw[start:a] + text.encode("utf-8") + raw[b:end]).decode("utf-8").strip()
+        return hashlib.sha256(f"{before}\n{after}".encode("utf-8")).hexdigest()[:16]
 
 
 def module_name(path: str) -> str:
@@ -787,6 +801,32 @@ def write_report(results, per, config, out: Path, header: str):
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _names_the_same_mutant(rec: dict, m: Mutant, root: Path, cache: dict) -> bool:
+    """Whether an earlier record of ``m.key`` was made on the mutant ``m`` is today: by the record's
+    fingerprint, or, for records written before fingerprints, by rebuilding the mutants of the file at
+    the record's commit (``git show``). A record that cannot be checked (no commit, a dirty or unknown
+    one) is kept, as before fingerprints."""
+    if "fingerprint" in rec:
+        return rec["fingerprint"] == m.fingerprint()
+    commit = rec.get("commit")
+    if not commit or "+" in str(commit):
+        return True
+    if (commit, m.path) not in cache:
+        cache[commit, m.path] = None
+        try:
+            text = subprocess.run(["git", "show", f"{commit}:{m.path}"], cwd=root, capture_output=True,
+                                  timeout=60, check=True).stdout
+        except (OSError, subprocess.SubprocessError):
+            text = None
+        if text:
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / m.path).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / m.path).write_bytes(text)
+                cache[commit, m.path] = {o.key: o.fingerprint() for o in mutants_of(Path(m.path), Path(tmp))}
+    old = cache[commit, m.path]
+    return old is None or old.get(m.key) == m.fingerprint()
+
+
 def _commit_of(root: Path) -> str | None:
     """The checkout's commit (with ``+dirty`` when its tracked files differ from it), or None outside git."""
     try:
@@ -841,7 +881,8 @@ def main(argv=None) -> int:
                     help="keep OUT/progress.jsonl and run only the mutants not recorded there: a long run (the "
                          "full run) made in pieces, each stopped any time (Ctrl-C, SIGTERM) and started again "
                          "with the same arguments; the report covers every recorded mutant and names the "
-                         "commits the pieces ran at")
+                         "commits the pieces ran at; a record whose key now names another mutated line "
+                         "(the code changed) runs again")
     ap.add_argument("--interleave", action="store_true",
                     help="run the areas' mutants round robin, so a run stopped early (Ctrl-C, SIGTERM) has "
                          "sampled every area alike; the report then covers the mutants run so far")
@@ -899,6 +940,14 @@ def main(argv=None) -> int:
     else:
         (out / "progress.jsonl").write_text("", encoding="utf-8")
     commit = _commit_of(root)
+    at_commit, moved = {}, []  # records checked against the file at their commit; keys now on other mutants
+    for a, m in pairs:
+        if m.key in done and m.key not in equivalents and not _names_the_same_mutant(done[m.key], m, root, at_commit):
+            moved.append(m.key)
+            del done[m.key]
+    if moved:
+        print(f"--resume: {len(moved)} records were made on other code under their key (an edit moved the key "
+              "onto another mutant, or changed its line); those mutants run again", file=sys.stderr)
     lines = {}
     if args.covering:
         todo = [(a, m) for a, m in pairs if m.key not in equivalents and m.key not in done]
@@ -918,7 +967,8 @@ def main(argv=None) -> int:
     for i, (area, m) in enumerate(pairs):
         if stopped is not None:
             break
-        rec = dict(path=m.path, area=area["name"], key=m.key, describe=m.describe(), line=m.line, op=m.op)
+        rec = dict(path=m.path, area=area["name"], key=m.key, describe=m.describe(), line=m.line, op=m.op,
+                   fingerprint=m.fingerprint())
         if m.key in equivalents:
             rec.update(outcome="equivalent", reason=equivalents[m.key], seconds=0.0)
             results.append(rec)

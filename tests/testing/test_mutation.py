@@ -265,6 +265,54 @@ def test_a_resumed_run_runs_only_the_mutants_not_yet_recorded(tmp_path):
     assert f"of {len(first)} non-equivalent mutants" in stdout
 
 
+def test_a_resumed_run_reruns_a_record_whose_key_now_names_another_mutant(tmp_path):
+    """A key locates a mutant by function, operator, text and repeat number, so adding an equal literal
+    earlier in the function (here y = 2 before return 2 * x + 1) moves "const::2 => (3)" onto the new
+    literal. Each record carries the fingerprint of its mutated line; --resume runs such a record
+    again (the earlier pieces counted the other literal's outcome under this key) and keeps the
+    records whose line still reads the same (the mutants of '+ 1')."""
+    _toy_repo(tmp_path, "def f(x):\n    return 2 * x + 1\n",
+              "from toy.mod import f\n\n\ndef test_f():\n    assert f(0) == 1\n")
+    out = tmp_path / "rep"
+    _run_harness(tmp_path, out, "--timeout", "300", "--resume")
+    first = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
+    assert all(len(r["fingerprint"]) == 16 for r in first)
+    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    y = 2\n    return 2 * x + 1\n")
+    now = {m.key: m for m in M.mutants_of("toy/mod.py", tmp_path)}
+    moved = {r["key"] for r in first if r["key"] in now and now[r["key"]].fingerprint() != r["fingerprint"]}
+    assert "toy/mod.py::f::const::2 => (3)" in moved  # now the literal of y = 2
+    _run_harness(tmp_path, out, "--timeout", "300", "--resume")
+    second = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()[len(first):]]
+    recorded_same = {r["key"] for r in first if r["key"] in now and r["key"] not in moved}
+    assert recorded_same  # some records still name their mutant (their line did not change)
+    assert {r["key"] for r in second} == set(now) - recorded_same
+
+
+def test_a_record_without_fingerprint_is_checked_against_the_file_at_its_commit(tmp_path):
+    """Records written before fingerprints carry the commit they ran at: the file is rebuilt from git
+    at that commit and the record kept only if its key named the same mutated line there. A record
+    without a commit, or at a commit with uncommitted changes (+dirty), cannot be checked and is kept."""
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    _toy_repo(tmp_path, "def f(x):\n    return 2 * x + 1\n", "")
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "0")
+    git("add", "toy/mod.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    a = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    (tmp_path / "toy" / "mod.py").write_text("def f(x):\n    y = 2\n    return 2 * x + 1\n")
+    now = {m.key: m for m in M.mutants_of("toy/mod.py", tmp_path)}
+    cache = {}
+    assert not M._names_the_same_mutant({"key": "toy/mod.py::f::const::2 => (3)", "commit": a},
+                                        now["toy/mod.py::f::const::2 => (3)"], tmp_path, cache)
+    assert M._names_the_same_mutant({"key": "toy/mod.py::f::const::1 => (2)", "commit": a},
+                                    now["toy/mod.py::f::const::1 => (2)"], tmp_path, cache)
+    for commit in (None, a + "+dirty"):
+        assert M._names_the_same_mutant({"key": "toy/mod.py::f::const::2 => (3)", "commit": commit},
+                                        now["toy/mod.py::f::const::2 => (3)"], tmp_path, cache)
+
+
 @pytest.mark.parametrize("option", ["--survivors-of", "--equivalents", "--config"])
 def test_a_missing_file_is_a_one_line_refusal(option, tmp_path, capsys):
     """A file option naming no file ends with argparse's exit code 2 and the option in the message,
