@@ -388,6 +388,41 @@ def test_connect_the_dots_of_a_curve_still_above_the_tail_at_2048_nats():
     assert want <= d.epsilon(0.1) <= want + 0.1
 
 
+def test_junction_bridge_refuses_a_hull_vertex_beyond_709_nats_with_its_message():
+    """The bridge of a concave junction works in g = e^eps, which overflows float64 beyond 709 nats. A
+    bound with a concave junction (0.9 at eps = 0, 0.5 at 1 nat: the chord's slope -0.23 twice is below
+    v0 - 1 = -0.1) whose next hull vertex after 1 nat is at 720 (concave in between) reaches that
+    vertex while walking the bridge: connect_the_dots refuses with the ValueError that names the loss
+    and the way out (accountant='rdp'), not with math.exp's bare OverflowError ('math range error'),
+    which a guard at 1418 nats let through."""
+    def F(e):
+        e = np.asarray(e, dtype=float)
+        a = 0.9 - 0.4 * (np.expm1(np.minimum(e, 1.0)) / math.expm1(1.0)) ** 2
+        b = 0.5 - 0.3 * np.exp(2 * (np.clip(e, 1.0, 720.0) - 720.0))
+        return np.where(e <= 1, a, np.where(e <= 720, b, 0.2 * np.exp(720.0 - np.maximum(e, 720.0))))
+
+    with pytest.raises(ValueError, match=r"^PLD discretisation: the curve's hull has a vertex at privacy loss 720 nats "
+                                         r"beyond the junction \(e\^loss overflows float64\).*accountant='rdp' still applies\)$"):
+        pld.connect_the_dots(pld.PrivacyCurve(F, exact=False), 0.02)
+
+
+@pytest.mark.parametrize("optimistic", [False, True])
+def test_n_round_counts_the_discretised_losses_of_a_composition(optimistic):
+    """n_round is the number of discretised base losses summed in a composition (DiscretePLD's
+    documentation): 1 for a discretised curve, k for its k-fold composition, the sum for a product. It
+    sets the Hoeffding term of error_bound, s = n h^2 / 8 + h sqrt(n log(1 / eta) / 2), checked by hand
+    here at n = 1, 30 and 31 (a discretised curve counted as 0 or 2 rounded losses made that term
+    wrong and no test saw it)."""
+    h, delta = 1e-3, 1e-5
+    d = pld.connect_the_dots(pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, 0.5)), h, optimistic=optimistic).fwd
+    k = d.self_compose(30)
+    both = k.compose(d)
+    for p, n in ((d, 1), (k, 30), (both, 31)):
+        assert p.n_round == n
+        s, _ = p.error_bound(delta)
+        assert s == pytest.approx(n * h * h / 8 + h * math.sqrt(n * math.log(100 / delta) / 2), rel=1e-14, abs=0)
+
+
 def test_junction_bridge_on_a_concave_junction():
     """Curve bounds whose junction at g = 1 is concave: a Gaussian pair's curve plus 0.2 e^{-3 eps} in
     both orders (slope -0.6 added on each side at g = 1). The bridge gives a valid pair whose curve is
