@@ -1230,7 +1230,8 @@ class PldAccountant:
             return self._each_order(event.inner, lower, compute, lambda p: p.activate(event.rho))
         if isinstance(event, SelfComposed):
             if isinstance(event.inner, Activation) and (_gaussian_shift(event.inner.inner, lower) or 0) > 0:
-                self._value(event.inner, lower, compute=False)
+                # nothing more to validate: the inner event is a Gaussian (its shift exists) and the
+                # relation, that of every nested event, was checked above
                 if not compute:
                     return None
                 rho, mu, T = event.inner.rho, _gaussian_shift(event.inner.inner, lower), event.k

@@ -553,6 +553,19 @@ def test_fft_convolve_escalates_exactly_above_its_threshold(monkeypatch):
         assert e < e64 / 100  # 2^-11 of it plus 2^-53 for the final rounding
     else:
         assert e == e64
+    # asked for, the extended pass runs whatever the float64 bound (here below the threshold again)
+    monkeypatch.setattr(pld, "FFT_ESCALATE", 1e-13)
+    assert e64 < pld.FFT_ESCALATE
+    y, e = pld.fft_convolve([x], 1024, power=4, extended=True)
+    assert (e < e64 / 100) if _HAVE_EXTENDED else (e == e64)
+
+
+@pytest.mark.skipif(not _HAVE_EXTENDED, reason="numpy.longdouble is float64 on this platform")
+def test_unit_roundoff_of_the_extended_pass_is_the_x87_format_s():
+    """x87 extended precision has a 64-bit significand: machine epsilon 2^-63, unit roundoff (half of
+    it, round to nearest) 2^-64, the u that the extended pass's bound uses."""
+    assert np.finfo(np.longdouble).nmant == 63
+    assert pld._U_EXT == 2.0**-64
 
 
 def test_poisson_run_at_delta_1e_10_is_finite_and_between_the_peers_bounds():
