@@ -486,6 +486,10 @@ class DiscretePLD:
         self.h = check_positive("DiscretePLD", "h", self.h)
         for name in ("inf", "slack", "tails"):
             setattr(self, name, check_real("DiscretePLD", name, getattr(self, name)))
+        for name in ("slack", "tails"):  # bounds on a size: a negative one lowered a pessimistic delta
+            if getattr(self, name) < 0:
+                raise ValueError(f"DiscretePLD: {name} must be >= 0 (got {getattr(self, name)!r}, "
+                                 f"short by {-getattr(self, name):.3g})")
         # a count: a negative one made error_bound take the square root of a negative number
         self.n_round = check_int("DiscretePLD", "n_round", self.n_round, minimum=0)
         m = np.asarray(self.masses, dtype=np.float64)

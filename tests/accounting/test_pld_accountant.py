@@ -274,6 +274,34 @@ def test_discretisation_of_a_kinked_curve_is_on_the_right_side(e0, d0):
         assert lo.delta(e) <= exact + 1e-15 and up.delta(e) >= exact - 1e-15
 
 
+@pytest.mark.parametrize("q,mu", [(0.3, 1.0), (0.05, 2.0)])
+def test_optimistic_discretisation_of_the_poisson_pair_is_below_its_reverse_curve(q, mu):
+    """The attainable lower bound must stay below the pair's curve in the reverse order too. For the
+    Poisson-subsampled Gaussian pair (P', Q) = ((1 - q) N(0, 1) + q N(mu, 1), N(0, 1)) the reverse
+    curve is, by the definition H_g(Q||P') = E_Q[(1 - g P'/Q)_+] (the integrand is positive below
+    x* = (log((1/g - 1 + q)/q) + mu^2/2)/mu), Phi(x*) (1 - g (1 - q)) - g q Phi(x* - mu), and 0 for
+    g >= 1/(1 - q): evaluated at 50 digits at 400 eps of [0, -log(1 - q)]. The optimistic grid
+    lowers each knot by the chord error of its two steps, the first one using the slope left of
+    g = 1 read from the forward side; that slope with -1 halved or negated, or read one point off,
+    raised the reverse curve above the definition."""
+    base = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
+    lo = pld.connect_the_dots(pld._mixture_pair_curve(base, q), 1e-3, optimistic=True)
+    end = -math.log1p(-q)
+    with mp.workdps(50):
+        Q, MU = mp.mpf(q), mp.mpf(mu)
+
+        def rev(e):
+            g = mp.exp(mp.mpf(float(e)))
+            a = 1 / g - 1 + Q
+            if a <= 0:
+                return mp.mpf(0)
+            x = (mp.log(a / Q) + MU * MU / 2) / MU
+            return mp.ncdf(x) * (1 - g * (1 - Q)) - g * Q * mp.ncdf(x - MU)
+
+        for e in np.linspace(0.0, end, 400):
+            assert lo.rev.delta(e) <= float(rev(e)) + 1e-15, e
+
+
 def _two_point_pair(a, b):
     """The pair P = (p1, p2), Q = (q1, q2) with privacy losses log(p1/q1) = a and log(p2/q2) = -b, and
     its two curves by the definition H_g(P||Q) = sum_x (P(x) - g Q(x))_+ and H_g(Q||P) likewise."""
@@ -1225,6 +1253,36 @@ def test_discrete_pld_refuses_non_finite_input(kw, match):
     assert pld.DiscretePLD(**base).delta(0.0) == pytest.approx(0.5 * -math.expm1(-0.1), rel=1e-15, abs=0)
     with pytest.raises(ValueError, match=match):
         pld.DiscretePLD(**dict(base, **kw))
+
+
+@pytest.mark.parametrize("name", ["slack", "tails"])
+def test_discrete_pld_refuses_a_negative_error_allowance(name):
+    """slack (an l1 bound on the masses' rounding error) and tails (the mass moved by truncations)
+    are sizes: a negative one would lower a pessimistic delta below the computed one. A DP-RSVRG step
+    that subtracted its split bounds' FFT slack instead of adding it survived every value test (the
+    slack is about 1e-13); it is refused where the PLD is built, naming the field and the shortfall."""
+    with pytest.raises(ValueError, match=rf"^DiscretePLD: {name} must be >= 0 \(got -1e-13, short by 1e-13\)$"):
+        pld.DiscretePLD(0.1, 0, np.array([1.0]), **{name: -1e-13})
+    assert getattr(pld.DiscretePLD(0.1, 0, np.array([1.0]), **{name: 0.0}), name) == 0.0
+
+
+def test_pld_accountant_settings_and_bookkeeping_at_their_edges():
+    """The documented range of the grid step, (0, 0.1]: 0.1 is accepted and the next float refused;
+    compose's count is at least 1 (0 refused); supports answers the documented bool (False, not a
+    falsy None) for an add/remove event on a replace-one accountant; and a result read before a
+    further compose is not served again after it (the cache is cleared: T = 1 then T = 2 Gaussians of
+    mu = 1 give the exact eps of mu = 1 and then of mu = sqrt(2))."""
+    pld.PldAccountant(value_discretization_interval=0.1)
+    with pytest.raises(ValueError, match=r"^PldAccountant: value_discretization_interval must be <= 0\.1 "):
+        pld.PldAccountant(value_discretization_interval=math.nextafter(0.1, 1.0))
+    with pytest.raises(ValueError, match=r"count"):
+        pld.PldAccountant().compose(Gaussian(1.0), 0)
+    assert pld.PldAccountant().supports(PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE))) is False
+    acc = pld.PldAccountant().compose(Gaussian(1.0))
+    one = acc.get_epsilon(1e-5)
+    assert one == pytest.approx(float(mpx.gaussian_exact_epsilon(1e-5, 1.0)), rel=1e-9, abs=0)
+    acc.compose(Gaussian(1.0))
+    assert acc.get_epsilon(1e-5) == pytest.approx(float(mpx.gaussian_exact_epsilon(1e-5, math.sqrt(2.0))), rel=1e-9, abs=0)
 
 
 @pytest.mark.parametrize("side", ["fwd", "rev"])
