@@ -805,7 +805,8 @@ def _names_the_same_mutant(rec: dict, m: Mutant, root: Path, cache: dict) -> boo
     """Whether an earlier record of ``m.key`` was made on the mutant ``m`` is today: by the record's
     fingerprint, or, for records written before fingerprints, by rebuilding the mutants of the file at
     the record's commit (``git show``). A record that cannot be checked (no commit, a dirty or unknown
-    one) is kept, as before fingerprints."""
+    one, or a key the file's mutants did not hold then, such as a named mutant of the area config) is
+    kept, as before fingerprints."""
     if "fingerprint" in rec:
         return rec["fingerprint"] == m.fingerprint()
     commit = rec.get("commit")
@@ -824,7 +825,7 @@ def _names_the_same_mutant(rec: dict, m: Mutant, root: Path, cache: dict) -> boo
                 (Path(tmp) / m.path).write_bytes(text)
                 cache[commit, m.path] = {o.key: o.fingerprint() for o in mutants_of(Path(m.path), Path(tmp))}
     old = cache[commit, m.path]
-    return old is None or old.get(m.key) == m.fingerprint()
+    return old is None or m.key not in old or old[m.key] == m.fingerprint()
 
 
 def _commit_of(root: Path) -> str | None:

@@ -705,9 +705,10 @@ def _same_grid(a: DiscretePLD, b: DiscretePLD) -> None:
 def fft_convolve(xs, nfft: int, power: int | None, extended: bool | None = None):
     r"""``irfft(prod_i rfft(x_i))`` (``power`` None) or ``irfft(rfft(x)^k)``, and the l1 bound of its error.
 
-    Computed in float64 first. If :func:`fft_error_bound` (Higham (2002), Section 24.1) then exceeds :data:`FFT_ESCALATE` (1e-13:
-    it grows like the transform length times the power, and reached 4e-9 on a 20-fold Poisson-subsampled
-    Gaussian, where it alone made every eps at delta 1e-9 infinite), the convolution is redone in the
+    Computed in float64 first. If :func:`fft_error_bound` (Higham (2002), Section 24.1) then exceeds
+    :data:`FFT_ESCALATE` (1e-13: the bound grows like the transform length times the power, and
+    reached 4e-9 on a 20-fold Poisson-subsampled Gaussian, where it alone made eps at delta = 1e-10
+    infinite), the convolution is redone in the
     platform's extended precision (``numpy.longdouble``; x87 80-bit on x86-64, unit roundoff
     :math:`2^{-64}`), whose bound is the same formula with that unit roundoff, plus
     :math:`u_{64}\|y\|_1` for rounding the result back to float64 (:math:`\|y\|_1 \le \prod\|x_i\|_1`

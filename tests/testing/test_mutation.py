@@ -291,7 +291,8 @@ def test_a_resumed_run_reruns_a_record_whose_key_now_names_another_mutant(tmp_pa
 def test_a_record_without_fingerprint_is_checked_against_the_file_at_its_commit(tmp_path):
     """Records written before fingerprints carry the commit they ran at: the file is rebuilt from git
     at that commit and the record kept only if its key named the same mutated line there. A record
-    without a commit, or at a commit with uncommitted changes (+dirty), cannot be checked and is kept."""
+    without a commit, at a commit with uncommitted changes (+dirty), or with a key the file's mutants
+    did not hold (a named mutant) cannot be checked and is kept."""
     def git(*a):
         subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
 
@@ -311,6 +312,11 @@ def test_a_record_without_fingerprint_is_checked_against_the_file_at_its_commit(
     for commit in (None, a + "+dirty"):
         assert M._names_the_same_mutant({"key": "toy/mod.py::f::const::2 => (3)", "commit": commit},
                                         now["toy/mod.py::f::const::2 => (3)"], tmp_path, cache)
+    # a key the file's own mutants did not hold at that commit (a named mutant of the area config, found
+    # by its text, not by position) cannot have moved: kept
+    named = M.Mutant(path="toy/mod.py", module="toy.mod", line=3, qualname="named", op="named", original="2 * x",
+                     replacement="3 * x", key="toy/mod.py::named::2 * x => 3 * x", span=now["toy/mod.py::f::const::2 => (3) #2"].span)
+    assert M._names_the_same_mutant({"key": named.key, "commit": a}, named, tmp_path, cache)
 
 
 @pytest.mark.parametrize("option", ["--survivors-of", "--equivalents", "--config"])
