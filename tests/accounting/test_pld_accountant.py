@@ -280,10 +280,9 @@ def test_optimistic_discretisation_of_the_poisson_pair_is_below_its_reverse_curv
     Poisson-subsampled Gaussian pair (P', Q) = ((1 - q) N(0, 1) + q N(mu, 1), N(0, 1)) the reverse
     curve is, by the definition H_g(Q||P') = E_Q[(1 - g P'/Q)_+] (the integrand is positive below
     x* = (log((1/g - 1 + q)/q) + mu^2/2)/mu), Phi(x*) (1 - g (1 - q)) - g q Phi(x* - mu), and 0 for
-    g >= 1/(1 - q): evaluated at 50 digits at 400 eps of [0, -log(1 - q)]. The optimistic grid
-    lowers each knot by the chord error of its two steps, the first one using the slope left of
-    g = 1 read from the forward side; that slope with -1 halved or negated, or read one point off,
-    raised the reverse curve above the definition."""
+    g >= 1/(1 - q): evaluated at 50 digits at 400 eps of [0, -log(1 - q)]. (The slope left of g = 1
+    that the first step's lowering uses is tested where it matters, on a pair whose first step attains
+    the chord-error bound: test_optimistic_first_step_is_exact_where_the_chord_error_bound_is_attained.)"""
     base = pld.PrivacyCurve(lambda e: pld.gaussian_delta(e, mu))
     lo = pld.connect_the_dots(pld._mixture_pair_curve(base, q), 1e-3, optimistic=True)
     end = -math.log1p(-q)
@@ -300,6 +299,52 @@ def test_optimistic_discretisation_of_the_poisson_pair_is_below_its_reverse_curv
 
         for e in np.linspace(0.0, end, 400):
             assert lo.rev.delta(e) <= float(rev(e)) + 1e-15, e
+
+
+def _first_step_pair(h):
+    """A four-point pair (P, Q) built so that the optimistic grid's first step is as bad as a convex curve
+    can make it. Likelihood ratios: e^{1.5 h} (point 1: a kink of the forward curve in its second step),
+    e^{-h/2} (point 2: a kink of the reverse curve inside its first step), +inf (point 3: P-mass where Q
+    has none) and 0 (point 4: Q-mass where P has none, so the reverse curve stays above 0). Q = (0.2,
+    0.7, 0, 0.1). Both curves by the definition H_g(X||Y) = sum_x (X(x) - g Y(x))_+."""
+    q1, q2, q4 = 0.2, 0.7, 0.1
+    p1, p2 = q1 * math.exp(1.5 * h), q2 * math.exp(-0.5 * h)
+    P, Q = np.array([p1, p2, 1.0 - p1 - p2, 0.0]), np.array([q1, q2, 0.0, q4])
+
+    def hockey(X, Y):
+        # e^eps capped at e^700 (the curves reach their limits long before; connect_the_dots probes to 2048 nats)
+        return lambda e: np.maximum(X[:, None] - np.exp(np.minimum(np.atleast_1d(np.asarray(e, dtype=float)), 700.0))[None, :] * Y[:, None], 0.0).sum(0)
+
+    return P, Q, hockey(P, Q), hockey(Q, P)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_optimistic_first_step_is_exact_where_the_chord_error_bound_is_attained(swap):
+    """The optimistic grid lowers each knot by the largest gap a convex curve can leave under the chord
+    of a step, (t1 - t0)(s - alpha)(beta - s)/(beta - alpha) with alpha, beta the curve's slopes at the
+    step's ends. On the first step of a side, alpha is the slope just left of g = 1, read from the other
+    side: H_g(Q||P) = 1 - g + g H_{1/g}(P||Q) for g < 1 gives the slope -1 + H_1 - (the other side's
+    slope at 1), and a chord of the other side bounds that slope by convexity. The pair of
+    _first_step_pair, h = 0.1, makes the bound exact: the reverse curve (in u = e^eps) has slope -p2 on
+    [1, e^{h/2}], then 0 to e^h and beyond (point 4's mass stays), so it is a triangle under the first
+    chord; the forward curve is linear on its first step (slope -q1 - q3 = -q1), so the chord there gives
+    alpha = -p2 exactly. The lowered first chord must then touch the curve at the kink eps = h/2: at or
+    below the definition everywhere on [0, 3h] (1e-15: rounding), and within 1e-12 of it at the kink (the
+    values' 1e-12 relative margin). In the swapped pair (Q, P) the roles of the two sides exchange. By
+    hand: -1 halved or negated in that slope, or the other side's chord read over two steps (vf[2] for
+    vf[1]), left the first chord 3e-3 to 1.3e-2 above the curve at the kink."""
+    h = 0.1
+    P, Q, fwd, rev = _first_step_pair(h)
+    curve = pld.PrivacyCurve(rev, fwd, inf_f=Q[3], inf_r=P[2]) if swap else pld.PrivacyCurve(fwd, rev, inf_f=P[2], inf_r=Q[3])
+    lo = pld.connect_the_dots(curve, h, optimistic=True)
+    sides = ((lo.fwd, rev), (lo.rev, fwd)) if swap else ((lo.fwd, fwd), (lo.rev, rev))
+    for d, exact in sides:
+        for e in np.linspace(0.0, 3 * h, 301):
+            assert d.delta(e) <= float(exact(e)[0]) + 1e-15, e
+    kinked = lo.fwd if swap else lo.rev  # the side whose curve kinks inside its first step
+    exact_at_kink = float(rev(h / 2)[0])  # H(Q||P) in either order
+    assert exact_at_kink == pytest.approx(Q[3], rel=1e-12, abs=0)  # q2 - e^{h/2} p2 = 0: only point 4's mass is left
+    assert kinked.delta(h / 2) >= exact_at_kink - 1e-12
 
 
 def _two_point_pair(a, b):
