@@ -60,7 +60,6 @@ __all__ = [
     "DEFAULT_ORDERS",
     "MAX_ORDER",
     "REFINE_RTOL",
-    "MAX_REFINE",
     "canonical_order",
     "ORDER_FLOOR",
     "canonical_index",
@@ -99,12 +98,10 @@ DEFAULT_ORDERS = np.array(
 #: Largest order the adaptive search tries. It binds only for very large noise at small delta: for the
 #: Gaussian at delta = 1e-10 the best order passes 2^19 near z = 2e5 (tested against the 50-digit minimum).
 MAX_ORDER = float(2**20)
-#: Resolution of the order refinement below order 64, relative to alpha - 1: the search stops when
-#: both neighbours of the best order are within ``REFINE_RTOL (alpha - 1)`` of it (above 64, within
-#: 1: the orders there are integers). Near a smooth minimum the eps lost is of order the square of it.
+#: Resolution of the order search below order 64, relative to alpha - 1: adjacent canonical orders
+#: (:func:`canonical_order`) are ``REFINE_RTOL (alpha - 1)`` apart (above 64, 1 apart: the orders
+#: there are integers). Near a smooth minimum the eps lost is of order the square of it.
 REFINE_RTOL = 1e-4
-#: Cap on the halvings around the best order (about 13 reach the resolution from the default grid).
-MAX_REFINE = 40
 #: The lowest order the adaptive search goes to is ``1 + ORDER_FLOOR`` (its last downward extension).
 ORDER_FLOOR = 1e-6
 #: Step of the canonical orders below 64: ``1 + ORDER_FLOOR exp(k log(1 + REFINE_RTOL))``, k >= 0.
@@ -931,10 +928,14 @@ def rdp_to_dp_classical(orders, rdp, delta: float) -> tuple[float, float]:
     """
     a = _orders("rdp_to_dp_classical", orders)
     delta = check_delta("rdp_to_dp_classical", delta)
-    r = np.asarray(rdp, dtype=np.float64)
-    eps = r + math.log(1 / delta) / (a - 1)
+    eps = _classical_eps(a, np.asarray(rdp, dtype=np.float64), delta)
     i = int(np.nanargmin(eps))
     return float(eps[i]), float(a[i])
+
+
+def _classical_eps(a: np.ndarray, r: np.ndarray, delta: float) -> np.ndarray:
+    """The classical conversion's eps at each order (checked inputs)."""
+    return r + math.log(1 / delta) / (a - 1)
 
 
 def rdp_to_dp_improved(orders, rdp, delta: float) -> tuple[float, float]:
@@ -969,10 +970,14 @@ def rdp_to_dp_improved(orders, rdp, delta: float) -> tuple[float, float]:
     """
     a = _orders("rdp_to_dp_improved", orders)
     delta = check_delta("rdp_to_dp_improved", delta)
-    r = np.asarray(rdp, dtype=np.float64)
-    eps = r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
+    eps = _improved_eps(a, np.asarray(rdp, dtype=np.float64), delta)
     i = int(np.nanargmin(eps))
     return max(0.0, float(eps[i])), float(a[i])
+
+
+def _improved_eps(a: np.ndarray, r: np.ndarray, delta: float) -> np.ndarray:
+    """The improved conversion's eps at each order, before the floor at 0 (checked inputs)."""
+    return r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
 
 
 def lemma_2_moments_bound(lam: float, L0: float, n: int, sigma: float) -> float:
@@ -1107,6 +1112,13 @@ def _bad(where: str, why: str) -> ValueError:
     return ValueError(f"{where}: {why}")
 
 
+def _has_switch(event: Event) -> bool:
+    """Whether ``event`` holds a without-replacement sampling, whose RDP bound switches at :data:`WBK19_MAX_ORDER`."""
+    if isinstance(event, SampledWithoutReplacement):
+        return True
+    return any(_has_switch(e) for e in getattr(event, "events", ())) or (hasattr(event, "inner") and _has_switch(event.inner))
+
+
 class RdpAccountant:
     r"""Composes events in RDP and converts to (eps, delta).
 
@@ -1122,13 +1134,14 @@ class RdpAccountant:
     Orders. With ``orders=None`` the accountant starts from :data:`DEFAULT_ORDERS` and, when the
     best order of the conversion sits at an end of the grid, extends the grid (up to
     :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
-    floor set by the grid; then it halves the spacing around the best order until both neighbours
-    are within :data:`REFINE_RTOL` ``(alpha - 1)`` of it (within 1 above order 64, where orders are
-    integers). The eps it reports is then the minimum over the canonical orders
+    floor set by the grid. The eps it reports is then the minimum over the canonical orders
     (:func:`canonical_order`: ``1 + 1e-6 exp(k log(1 + REFINE_RTOL))``, k >= 0, below 64, the
-    integers above) between the best order's two neighbours, each computed on its own: for an eps
-    unimodal in the order this is the minimum over the whole canonical grid, so it does not depend
-    on the grid the search starts from or on how it refined. Explicit ``orders`` are used as given.
+    integers above; adjacent ones :data:`REFINE_RTOL` ``(alpha - 1)`` or 1 apart) between the two
+    neighbours of every local minimum of eps on the grid, by a ternary search, each order computed on
+    its own. With without-replacement sampling the two sides of :data:`WBK19_MAX_ORDER`, where its
+    bound switches and eps jumps, are searched apart. For an eps unimodal in the order (on each side
+    of that switch) this is the minimum over the whole canonical grid, so it does not depend on the
+    grid the search starts from. Explicit ``orders`` are used as given.
 
     Parameters
     ----------
@@ -1264,47 +1277,45 @@ class RdpAccountant:
         eps, best = convert(a, r, delta)
         if not self._adaptive or not self._events:
             return eps, best
-        refine = 0
-        while True:  # extend the grid while the best order sits at one of its ends, then refine around it
+        while True:  # extend the grid while the best order sits at one of its ends
             if best >= a.max() and a.max() < MAX_ORDER:
                 new = np.minimum(a.max() * 2.0 ** (np.arange(1, 9) / 2.0), MAX_ORDER)
                 new = np.unique(np.round(new))
             elif best <= a.min() and a.min() - 1 > 1.5e-6:
                 # one decade down: the minima are 1 + 1e-3, 1e-4, 1e-5 and, after the last extension,
                 # 1 + 1e-6 (< 1.5e-6: the floor). A filter new - 1 >= 1e-6 dropped that last order, which
-                # lands at 1 + 9.99999999e-7 in float64, so the search stopped at 1 + 2.15e-6 without
-                # refining; it removed nothing else and is gone
+                # lands at 1 + 9.99999999e-7 in float64, so the search stopped at 1 + 2.15e-6, short of
+                # the floor; it removed nothing else and is gone
                 new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
             else:
-                # halve the spacing on both sides of the best order until both neighbours are within
-                # the resolution: 1 above order 64 (integer orders there), REFINE_RTOL (alpha - 1)
-                # below. The conversion is unimodal in practice; any order gives a valid eps, so
-                # refining can only lower it.
-                srt = np.sort(a)
-                i = int(np.searchsorted(srt, best))
-                res = 1.0 if best > 64 else REFINE_RTOL * (best - 1.0)
-                far = [srt[j] for j in (i - 1, i + 1) if 0 <= j < len(srt) and abs(srt[j] - best) > res]
-                if not far or refine >= MAX_REFINE:
-                    break
-                refine += 1
-                new = np.array([(best + x) / 2 for x in far])
-                if best > 64:
-                    new = np.round(new)
-            new = new[~np.isin(new, a)]
-            if new.size == 0:
-                # an extension always adds orders (above a.max() < MAX_ORDER; below, the minima are
-                # 1 + 1e-3, 1e-4, 1e-5, 1e-6, each extension keeping its last point); a refinement
-                # below 64 adds its midpoints; above 64 a rounded midpoint can repeat an order only
-                # around a non-integer order there (64.5, made by a refinement at 64 whose neighbour
-                # was 65): the search then ends with the best order so far
                 break
+            # never empty: upward, round(a.max() sqrt 2) > a.max() >= 2 (or MAX_ORDER > a.max());
+            # downward, every new order is below a.min()
+            new = new[~np.isin(new, a)]
             a = np.concatenate([a, new])
             r = np.concatenate([r, self._curve_at(new)])
             eps, best = convert(a, r, delta)
-        # the answer: the minimum over the canonical orders between the best order's two neighbours
-        srt = np.sort(a)
-        i = int(np.searchsorted(srt, best))
-        return self._canonical_minimum(float(srt[max(i - 1, 0)]), float(srt[min(i + 1, len(srt) - 1)]), delta, convert)
+        # the answer: the smallest eps over the canonical orders around every local minimum of eps on
+        # the grid, not only around the grid's best order. With without-replacement sampling eps is not
+        # continuous in the order: the bound switches at WBK19_MAX_ORDER, so each side of the switch
+        # is searched on its own (its ends count as ends), and the best basin can lie above the switch
+        # while the grid's best order is at it
+        # (test_order_search_finds_the_global_minimum_on_either_side_of_the_without_replacement_switch)
+        srt = np.argsort(a, kind="stable")
+        a, r = a[srt], r[srt]
+        e = np.maximum(_improved_eps(a, r, delta), 0.0) if method == "improved" else _classical_eps(a, r, delta)
+        n = len(a)
+        switch = any(_has_switch(ev) for ev, _ in self._events)
+        side = (a > WBK19_MAX_ORDER) if switch else np.zeros(n, dtype=bool)
+        found = (math.inf, math.inf)
+        for j in range(n):
+            first = j == 0 or side[j] != side[j - 1]
+            last = j == n - 1 or side[j] != side[j + 1]
+            if (first or e[j] < e[j - 1]) and (last or e[j] <= e[j + 1]):  # a local minimum on its side
+                left = float(WBK19_MAX_ORDER + 1) if first and j > 0 else float(a[max(j - 1, 0)])
+                right = float(WBK19_MAX_ORDER) if last and j < n - 1 else float(a[min(j + 1, n - 1)])
+                found = min(found, self._canonical_minimum(left, right, delta, convert))  # ties: the lower order
+        return found
 
     def _canonical_minimum(self, left: float, right: float, delta: float, convert) -> tuple[float, float]:
         """Smallest eps over the canonical orders (:func:`canonical_order`) from the one at or below

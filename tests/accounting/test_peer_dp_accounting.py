@@ -34,7 +34,7 @@ def test_gaussian_rdp_and_epsilon_agree(z):
     peer.compose(dpa.GaussianDpEvent(z), 7)
     ours = rdp.RdpAccountant(ORD).compose(SelfComposed(Gaussian(z), 7))
     assert ours.get_epsilon(1e-5) == pytest.approx(peer.get_epsilon(1e-5), rel=1e-9, abs=0)
-    # the adaptive grid (extended and refined around the best order) can only do better
+    # the adaptive grid (extended, then searched around its local minima) can only do better
     assert rdp.RdpAccountant().compose(SelfComposed(Gaussian(z), 7)).get_epsilon(1e-5) <= peer.get_epsilon(1e-5) * (1 + 1e-12)
 
 

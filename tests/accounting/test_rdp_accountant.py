@@ -589,7 +589,7 @@ def _golden_min_mp(fn, lo, hi, steps=200):
 def test_rdp_epsilon_is_the_minimum_over_orders_to_the_refinement_resolution(z, delta):
     """The Gaussian's improved conversion f(alpha) (closed-form RDP, 50 digits) minimised over real
     orders by golden section: where the minimiser is below 64, eps is within 1e-8 of the minimum (the
-    refinement stops at neighbours within REFINE_RTOL (alpha - 1), so the loss is of order its square);
+    canonical orders there are REFINE_RTOL (alpha - 1) apart, so the loss is of order its square);
     above 64 the orders are integers and eps is f at the better of the two integers around the
     minimiser. Never below the real minimum (every order is a valid bound, none beats the minimum).
     Four halvings from the default grid, the earlier rule, were 1.7e-5 above at (0.3, 1e-3) and
@@ -647,9 +647,10 @@ def test_order_search_finds_the_minimum_at_the_without_replacement_switch():
     delta = 1e-5 is not unimodal in the order: 0.0196 at 256, a second local minimum of 0.0225 near
     284. The search must still report the smallest eps over the canonical orders: checked here against
     every integer order from 65 to 4096 and every 25th canonical order below 64 (one-sided: the search
-    may find an unsampled order below 64, never a worse value). A refinement that did not halve toward
-    the upper neighbour (320) left it in the bracket of the final ternary search, which then found the
-    second local minimum: eps 15% above."""
+    may find an unsampled order below 64, never a worse value). A ternary search across the switch can
+    land in the second basin (the search, before 2026-11-30, halved the grid around its best order
+    first; a halving that ignored the upper neighbour 320 left the switch inside the final bracket and
+    eps came out 15% above); the two sides are now searched apart."""
     ev = SelfComposed(SampledWithoutReplacement(503, 15, Gaussian(120.0)), 4)
     got, order = rdp.RdpAccountant().compose(ev).get_epsilon_and_order(1e-5)
     low = [rdp.canonical_order(k) for k in range(0, rdp.canonical_index(64.0, up=False) + 1, 25)]
@@ -659,6 +660,29 @@ def test_order_search_finds_the_minimum_at_the_without_replacement_switch():
     assert each.rdp_curve[orders == 257.0][0] > 20 * each.rdp_curve[orders == 256.0][0]  # the switch, as described
     assert got <= eps.min()
     assert got == rdp.rdp_to_dp_improved(np.array([order]), rdp.RdpAccountant([order]).compose(ev).rdp_curve, 1e-5)[0]
+
+
+def test_order_search_finds_the_global_minimum_on_either_side_of_the_without_replacement_switch():
+    """Where eps has two basins, one on each side of the switch at WBK19_MAX_ORDER = 256, the search
+    must report the better one even when the grid's best order is 256 itself. At
+    SampledWithoutReplacement(2965, 214, Gaussian(204)) composed 17 times, delta = 4.4e-7, eps on the
+    starting grid is 0.03288 at 256, 0.03321 at 320 and 0.03340 at 384, but it falls from 0.0371 at 257
+    to a minimum near 349 (0.03281), between 320 and 384: a search around the grid's best order reported
+    0.03288 at 256, 0.2% above the minimum over the integer orders (found by a seeded sweep of 1,000
+    random without-replacement runs). Truth: eps at every integer order from 65 to 1024, each composed
+    on its own, and every 50th canonical order below 64 (one-sided there: the search may find an
+    unsampled order below 64, never a worse value)."""
+    ev = SelfComposed(SampledWithoutReplacement(2965, 214, Gaussian(204.0)), 17)
+    delta = 4.4e-7
+    got, order = rdp.RdpAccountant().compose(ev).get_epsilon_and_order(delta)
+    low = [rdp.canonical_order(k) for k in range(0, rdp.canonical_index(64.0, up=False) + 1, 50)]
+    orders = np.concatenate([low, np.arange(65.0, 1025.0)])
+    each = rdp.RdpAccountant(orders=orders).compose(ev)
+    eps = np.array([rdp.rdp_to_dp_improved(np.array([a]), np.array([r]), delta)[0] for a, r in zip(orders, each.rdp_curve)])
+    best = int(np.argmin(eps))
+    assert 300 < orders[best] < 384  # the basin above the switch, as described
+    assert eps[orders == 256.0][0] > eps[best] * 1.001  # the order-256 value is 0.2% worse
+    assert got == eps[best] and order == orders[best]
 
 
 def test_canonical_orders_and_their_index():
@@ -711,8 +735,8 @@ def test_adaptive_order_search_reaches_its_documented_ceiling_max_order():
     """At delta = 1e-10 the best order of a very weak Gaussian lies above 2^19: the adaptive search
     extends the grid up to :data:`MAX_ORDER` = 2^20 and no further. Independent truth: the improved
     conversion of the closed-form Gaussian RDP minimised over real orders at 50 digits. z = 2e5: the
-    minimiser (~8.65e5) is inside (2^19, 2^20), so eps is the minimum to the grid's resolution (the
-    refined spacing there is ~2.6% of the order, so eps is within ~1e-4 of the minimum); a search
+    minimiser (~8.65e5) is inside (2^19, 2^20), so eps is the minimum over the integer orders there
+    (within 2e-4 of the real minimum, the bound asserted); a search
     stopping at 2^19 is 14% above it. z = 3e5: the minimiser (~1.27e6) is beyond the ceiling, the
     conversion decreases up to it, so the answer is the conversion at exactly 2^20 (a search stopping
     at 2^19 gives 48% more)."""
@@ -1206,7 +1230,7 @@ def _gaussian_conversion_mp(z, delta):
 
 
 def test_rdp_order_search_goes_down_to_its_documented_floor_and_refines_there():
-    """The adaptive orders go "down to 1 + 1e-6" (RdpAccountant's docstring) and then refine. At
+    """The adaptive orders go "down to 1 + 1e-6" (RdpAccountant's docstring) and search there. At
     z = 3e-7 the best real order is 1 + 1.44e-6, inside the last decade: eps is the real-order minimum
     to 1e-9 relative (the search used to stop at 1 + 2.15e-6 without refining: 2.4e-7 above it). At
     z = 1e-8 the best real order, 1 + 4.8e-8, is below the floor: eps is f(1 + 1e-6) to 1e-12 (it was
