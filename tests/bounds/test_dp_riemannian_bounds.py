@@ -517,3 +517,58 @@ def test_theorem_5_by_hand_with_an_initial_gap_other_than_1():
     = 1.2 + 1.5; b < n (L0 = 2): L1 Delta0 / T + (L0^2 + d sigma^2 / c_l) / 2 = 0.6 + 5.5 / 2."""
     assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=10, n=10) == pytest.approx(2.7, rel=1e-14, abs=0)
     assert theorem_5_bound(3.0, 2.0, 3, 0.5, 10, c_l=0.5, L0=2.0, b=2, n=10) == pytest.approx(3.35, rel=1e-14, abs=0)
+
+
+# ----------------------------------------------------------------------------- survivors of the bounds mutation run
+def test_lemma_1_accepts_rounding_noise_at_diameter_zero():
+    """D = 0 (all three points equal) is inside the lemma's range (0 <= b, c <= D). Sides computed as
+    distances between equal points can come out as rounding noise, e.g. 1e-13; the rounding allowance
+    is 1e-12 max(1, D), absolute below D = 1, so such a side is accepted at D = 0. The bound is then
+    zeta(kappa_min, 0) b^2 + c^2 - 2 b c cos A with zeta(-1, 0) = lim x/tanh x = 1, c = 0:
+    (1e-13)^2 = 1e-26. A side of 1e-9 at D = 0 is well beyond rounding and refused."""
+    assert lemma_1_bound(1e-13, 0.0, 0.0, -1.0, 0.0) == pytest.approx(1e-26, rel=1e-12, abs=0)
+    assert lemma_1_bound(0.0, 1e-13, 0.0, -1.0, 0.0) == pytest.approx(1e-26, rel=1e-12, abs=0)
+    with pytest.raises(ValueError, match=r"^lemma_1_bound: the sides must not exceed the diameter D \(got b = 1e-09, "):
+        lemma_1_bound(1e-9, 0.0, 0.0, -1.0, 0.0)
+
+
+def test_theorem_3_refuses_an_output_other_than_3():
+    """Theorem 3 of 001 is about output 3 of Algorithm 1 (the 2/(t+1)-weighted average); outputs 1
+    and 2 are refused, naming the function and the output (the same settings with output 3 give
+    31.8 / 17.5, test_theorems_2_and_3_by_hand_where_every_constant_shows)."""
+    assert theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 7, c_l=0.5, output=3) == pytest.approx(31.8 / 17.5, rel=1e-14, abs=0)
+    for out in (1, 2):
+        with pytest.raises(ValueError, match=rf"^theorem_3_bound: the theorem is about Algorithm 1 with output 3 "
+                                             rf"\(got output={out}\)$"):
+            theorem_3_bound(2.5, 3.0, 5, 0.4, 1.5, 7, c_l=0.5, output=out)
+
+
+def test_theorem_4_pl_constant_limit_is_inclusive_and_refuses_below():
+    """Theorem 4 needs tau >= 1/(2 L1) (an L1-smooth F with F - F* <= tau ||grad F||^2 has it). At L1 = 2,
+    1/(2 L1) = 0.25: tau = 0.25 is accepted; full batch, Delta0 = 2, eta = 0.25 (< 1/L1 = 0.5), T = 2,
+    d = 3, sigma = 0.2, c_l = 0.5: (1 - eta/(2 tau))^T Delta0 + tau L1 eta d sigma^2 / c_l
+    = 0.5^2 * 2 + 0.25 * 2 * 0.25 * 0.24 = 0.5 + 0.03 = 0.53.
+    tau = 0.2 lies below 1/(2 L1) (but above 1/(4 L1) = 0.125) and is refused, naming tau and 1/(2 L1)."""
+    full = dict(d=3, sigma=0.2, T=2, c_l=0.5, b=4, n=4)
+    assert theorem_4_bound(2.0, 0.25, 2.0, 0.25, **full) == pytest.approx(0.53, rel=1e-14, abs=0)
+    with pytest.raises(ValueError, match=r"^theorem_4_bound: an L1-smooth F with F - F\* <= tau \|\|grad F\|\|\^2 has "
+                                         r"tau >= 1/\(2 L1\) \(got tau = 0\.2, 1/\(2 L1\) = 0\.25\)$"):
+        theorem_4_bound(2.0, 0.2, 2.0, 0.25, **full)
+
+
+def test_theorem_4_stochastic_contraction_multiplies_the_initial_gap():
+    """Theorem 4, b < n: (1 - eta/tau)^T Delta0 + (tau L1 eta / 2)(L0^2 + d sigma^2 / c_l) with a
+    contraction that is neither 0 nor 1 and Delta0 != 1: Delta0 = 4, tau = 2, L1 = 0.5, eta = 1
+    (< 1/L1 = 2, <= tau, tau >= 1/(2 L1) = 1), T = 2, L0 = 2, d = 3, sigma = 0.2, c_l = 0.5:
+    (1/2)^2 * 4 + 0.5 * 2 * 0.5 * 1 * (4 + 0.24) = 1 + 2.12 = 3.12."""
+    got = theorem_4_bound(4.0, 2.0, 0.5, 1.0, 3, 0.2, 2, 0.5, L0=2.0, b=1, n=4)
+    assert got == pytest.approx(3.12, rel=1e-14, abs=0)
+
+
+def test_theorem_4_T_with_eps_other_than_1():
+    """The paper's T = log(n^2 eps^2 c_l / (d L0^2 log(1/delta))) with eps = 0.5 (so eps^2 = 0.25 differs
+    from eps and from 1): n = 1000, delta = 1e-3, d = 3, L0 = 2, c_l = 0.5:
+    log(1e6 * 0.25 * 0.5 / (3 * 4 * log 1000)) = log(125000 / (12 log 1000)) = log(1507.96...) = 7.3184..."""
+    want = math.log(125000.0 / (12.0 * math.log(1000.0)))
+    assert 7.318 < want < 7.319
+    assert theorem_4_T(n=1000, eps=0.5, delta=1e-3, d=3, L0=2.0, c_l=0.5) == pytest.approx(want, rel=1e-14, abs=0)

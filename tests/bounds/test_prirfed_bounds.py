@@ -586,3 +586,61 @@ def test_theorem_5_6_by_hand_with_curvature_and_at_its_step_limit():
     # c > 10 N / (3 m) is strict: at N = 8, m = 26, c = 80/78 itself is refused
     with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition c > 10 N / \(3 m\) violated"):
         theorem_5_6_bound(1.0, 1, 2, 26, 0.025, 80 / 78, 1.0, 8, 1, 1.0, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------------------ survivors of the bounds mutation run
+def test_theorem_5_2_refuses_each_full_participation_precondition_violated():
+    """Theorem 5.2 (like 5.1) is stated for s_t = N, K = 1, b_i = N_i. With the two unequal agents
+    (N = 2, N_i = (1, 3)) at the settings of test_theorem_5_2_by_hand_at_its_step_limit (bound
+    6.4 + 7.8 * 0.008125 with s = 2): s = 1, K = 2 and b = (1, 2) are each refused, naming the
+    violated precondition."""
+    args = (2.0, [0.75, 0.5], 2.0, 0.75, 3)
+    assert theorem_5_2_bound(*args, s=2, K=1, b=[1, 3], **AGENTS) == pytest.approx(6.4 + 7.8 * NOISE_SUM, rel=1e-14, abs=0)
+    with pytest.raises(ValueError, match=r"^theorem_5_2_bound: precondition s_t = N violated \(s = 1, N = 2\)$"):
+        theorem_5_2_bound(*args, s=1, **AGENTS)
+    with pytest.raises(ValueError, match=r"^theorem_5_2_bound: precondition K = 1 violated \(K = 2\)$"):
+        theorem_5_2_bound(*args, s=2, K=2, **AGENTS)
+    with pytest.raises(ValueError, match=r"^theorem_5_2_bound: precondition b_i = N_i \(full batch\) violated "
+                                         r"\(b = \[1, 2\], N_i = \[1, 3\]\)$"):
+        theorem_5_2_bound(*args, s=2, b=[1, 2], **AGENTS)
+
+
+def test_theorem_5_4_refuses_a_step_above_1_over_L_g():
+    """Theorem 5.4 needs alpha <= 1/L_g. At L_g = 2 (1/L_g = 0.5, so 1/L_g and L_g differ) alpha = 0.5 is
+    the inclusive limit (test_theorem_5_4_by_hand_with_L_g_2_and_its_rpl_limit: 5/64 at mu = 2) and
+    alpha = 0.6 is refused, naming alpha and 1/L_g."""
+    sig = [0.1, 0.2, 0.3, 0.4]
+    assert theorem_5_4_bound(3.0, 3, 0.5, 2.0, 2.0, 3, 0.6, [5] * 4, sig, s=2) == pytest.approx(5 / 64, rel=1e-13, abs=0)
+    with pytest.raises(ValueError, match=r"^theorem_5_4_bound: precondition alpha <= 1/L_g violated "
+                                         r"\(alpha = 0\.6, 1/L_g = 0\.5\)$"):
+        theorem_5_4_bound(3.0, 3, 0.6, 2.0, 0.5, 3, 0.6, [5] * 4, sig, s=2)
+
+
+def test_theorem_5_6_at_m_2_with_curvature_and_its_step_limit():
+    """N = 1, zeta = zeta(-1, 2) = 2 / tanh 2 = 2.0747 (sqrt zeta = 1.4404): m = floor(10 / (3 sqrt zeta))
+    = floor(2.314) = 2, which satisfies the precondition m > 1 and is accepted.
+    Step limit 1/(10 L_g N^(2/3) zeta^(1/2)) = 1/(10 sqrt zeta) = 0.0694 at L_g = 1: alpha = 0.06 is
+    accepted, alpha = 0.1 is refused (0.1 < sqrt(zeta)/10 = 0.144, so the factor zeta^(1/2) must divide).
+    c = 2 > 10 N / (3 m) = 5/3; gap0 = 3, K = 2, T = 1, d = 2, sigma = 0.5:
+    c L_g sqrt(zeta) gap0 / (N^(1/3) K T) + d sigma^2 / (100 sqrt zeta) (N^(-2/3) + 1/N)
+    = 3 sqrt(zeta) + 0.01 / sqrt(zeta)."""
+    sz = math.sqrt(2.0 / math.tanh(2.0))
+    assert 1.44 < sz < 1.441 and math.floor(10 / (3 * sz)) == 2
+    assert theorem_5_6_m(1, -1.0, 2.0) == 2
+    got = theorem_5_6_bound(3.0, 1, 2, 2, 0.06, 2.0, 1.0, 1, 2, 0.5, -1.0, 2.0)
+    assert got == pytest.approx(3 * sz + 0.01 / sz, rel=1e-13, abs=0)
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: precondition alpha <= 1/\(10 L_g N\^\(2/3\) zeta\^\(1/2\)\) "
+                                         r"violated \(alpha = 0\.1, bound = 0\.0694"):
+        theorem_5_6_bound(3.0, 1, 2, 2, 0.1, 2.0, 1.0, 1, 2, 0.5, -1.0, 2.0)
+
+
+def test_theorem_5_6_argument_checks_name_the_function_and_the_argument():
+    """Each count is checked with the function's name first and the count's name second: T = 0 gives
+    'theorem_5_6_bound: T must be >= 1 (got T = 0, short by 1)'; an empty sigma (no agent's noise, so
+    no max_i sigma_i) is refused by the function's own sigma check, not by a NumPy reduction error."""
+    args = (1.0, 1, 2, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)  # 2.02 (test_theorem_5_6_by_hand_...)
+    assert theorem_5_6_bound(*args) == pytest.approx(2.02, rel=1e-14, abs=0)
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: T must be >= 1 \(got T = 0, short by 1\)$"):
+        theorem_5_6_bound(1.0, 0, 2, 3, 0.05, 2.0, 2.0, 1, 1, 1.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^theorem_5_6_bound: sigma must be finite and >= 0 \(got \[\]\)$"):
+        theorem_5_6_bound(1.0, 1, 2, 3, 0.05, 2.0, 2.0, 1, 1, [], 0.0, 1.0)

@@ -198,3 +198,26 @@ def test_theorem_7_printed_bound_by_hand_and_the_tau_and_distance_checks():
         lemma_6_bound([[0.1, 0.2]])
     with pytest.raises(ValueError, match=r"^lemma_6_bound: distances must be finite and >= 0 \(min = 0\.1\)$"):
         lemma_6_bound([0.1, math.nan])
+
+
+# ----------------------------------------------------------------------------- survivors of the bounds mutation run
+def test_theorem_9_refuses_option_2_and_more_than_one_local_step():
+    """Theorem 9 of 002 is about Algorithm 1 with Option 1 and tau_i = 1 (like Theorem 7): option = 2 and
+    tau = (1, 2) are refused by both theorem_9_bound and theorem_9_bound_printed, naming the function
+    (the same arguments with the defaults are accepted: flat, ((zeta - 1) Delta0 + dist0^2/(2 eta))/(zeta + T - 1)
+    = (0.25 / 0.2) / 5 = 0.25 at dist0 = 0.5, eta = 0.1, T = 5)."""
+    assert theorem_9_bound(1.0, 0.5, 1.0, 0.1, 5, 0.0, 1.0) == pytest.approx(0.25, rel=1e-14, abs=0)
+    for f, args in ((theorem_9_bound, (1.0, 0.5, 1.0, 0.1, 5, 0.0, 1.0)), (theorem_9_bound_printed, (1.0, 0.1, 5, 0.0, 1.0))):
+        name = f.__name__
+        with pytest.raises(ValueError, match=rf"^{name}: the theorem is about Algorithm 1 with Option 1 \(got option=2\)$"):
+            f(*args, option=2)
+        with pytest.raises(ValueError, match=rf"^{name}: the theorem needs tau_i = 1 local step for every agent "
+                                             rf"\(got tau=\[1, 2\]\)$"):
+            f(*args, tau=[1, 2])
+
+
+def test_24_is_defined_at_zeta_1_and_T_2():
+    """(24) zeta D^2 / (2 eta (zeta + T - 2)) divides by zeta + T - 2, which is 0 only at zeta = 1, T = 1.
+    At zeta = 1 (kappa_min = 0) and T = 2 the divisor is 1 and the bound is D^2 / (2 eta): D = 2,
+    eta = 0.5 = 1/(2L) at L = 1 gives 4 / 1 = 4."""
+    assert theorem_9_bound_printed(1.0, 0.5, 2, 0.0, 2.0) == pytest.approx(4.0, rel=1e-15, abs=0)
