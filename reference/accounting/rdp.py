@@ -1314,12 +1314,13 @@ class RdpAccountant:
             if (first or e[j] < e[j - 1]) and (last or e[j] <= e[j + 1]):  # a local minimum on its side
                 left = float(WBK19_MAX_ORDER + 1) if first and j > 0 else float(a[max(j - 1, 0)])
                 right = float(WBK19_MAX_ORDER) if last and j < n - 1 else float(a[min(j + 1, n - 1)])
-                found = min(found, self._canonical_minimum(left, right, delta, convert))  # ties: the lower order
+                found = min(found, self._canonical_minimum(left, right, float(a[j]), delta, convert))  # ties: the lower order
         return found
 
-    def _canonical_minimum(self, left: float, right: float, delta: float, convert) -> tuple[float, float]:
+    def _canonical_minimum(self, left: float, right: float, best: float, delta: float, convert) -> tuple[float, float]:
         """Smallest eps over the canonical orders (:func:`canonical_order`) from the one at or below
-        ``left`` to the one at or above ``right``, and its order (the first, if several tie).
+        ``left`` to the one at or above ``right``, and its order (the first, if several tie); the two
+        canonical orders around the grid order ``best`` are always among those compared.
 
         A ternary search on the canonical index, each order's RDP computed on its own (so its value
         does not depend on which other orders an accountant happened to evaluate). For an eps that
@@ -1341,5 +1342,9 @@ class RdpAccountant:
                 hi = m2
             else:
                 lo = m1
-        k = min(range(lo, hi + 1), key=f)
+        # the canonical orders next to the grid's local minimum are compared too: where eps has a
+        # cusp there and a second basin in the bracket (a DP-RSVRG step's triangle bound kinks at
+        # every half-integer order), the ternary search can end in the other basin
+        near = {canonical_index(best, up=False), canonical_index(best, up=True)}
+        k = min(sorted(set(range(lo, hi + 1)) | near), key=f)
         return f(k), canonical_order(k)

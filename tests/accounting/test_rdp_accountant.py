@@ -685,6 +685,32 @@ def test_order_search_finds_the_global_minimum_on_either_side_of_the_without_rep
     assert got == eps[best] and order == orders[best]
 
 
+def test_order_search_keeps_a_cusp_of_the_dp_rsvrg_triangle_bound_at_a_half_integer_order():
+    """A DP-RSVRG step's triangle bound (mixture_triangle_rdp) reads the without-replacement RDP at
+    order 2 alpha, whose fractional orders interpolate the integer cumulants: it kinks wherever 2 alpha is
+    an integer. In a PriRFed run of such steps (85 rounds, rho = 0.2, 24 steps each; shifts from a seeded
+    sweep of 3,000 random runs) eps at delta = 2.97e-6 falls to a cusp at alpha = 1.5 (29.73 there), jumps
+    to 30.89 at 1.51 and has a second, shallower basin at 1.55 (30.58). The grid orders 1.25, 1.5 and 1.75
+    bracket both; a ternary search over the bracket ended in the second basin and reported 30.58, 2.8%
+    above the minimum. Truth: every canonical order of [1.25, 1.75] (10,989 of them, one batch; the
+    bound has no quadrature, so a batch gives the same values as single orders): the minimum is at the
+    canonical order just below 1.5, and the accountant must report it."""
+    mix = MixtureOfGaussians(shift_common=0.0019745538405872157, shift_rare=2.1463400247183033,
+                             p_rare=0.001841620626151013, shift_sample=2.144365470877716)
+    ev = SelfComposed(Activation(0.2, SelfComposed(mix, 24)), 85)
+    delta = 2.9654826826946804e-06
+    got, order = rdp.RdpAccountant().compose(ev).get_epsilon_and_order(delta)
+    lo, hi = rdp.canonical_index(1.25, up=False), rdp.canonical_index(1.75, up=True)
+    orders = np.array([rdp.canonical_order(k) for k in range(lo, hi + 1)])
+    r = rdp.RdpAccountant(orders=orders).compose(ev).rdp_curve
+    # the improved conversion (Canonne, Kamath and Steinke (2020), Proposition 12) at each order
+    eps = np.maximum(r + np.log1p(-1 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1), 0.0)
+    best = int(np.argmin(eps))
+    assert order == orders[best] == rdp.canonical_order(rdp.canonical_index(1.5, up=False))  # the cusp
+    assert got == pytest.approx(eps[best], rel=1e-13, abs=0)
+    assert eps[orders > 1.52].min() > got * 1.02  # the second basin (near 1.55) is 2.8% worse
+
+
 def test_canonical_orders_and_their_index():
     """canonical_order(k) = 1 + 1e-6 exp(k log(1 + 1e-4)) from k = 0 (the search's floor 1 + 1e-6) up to
     the last one below 64, then 65, 66, ... up to MAX_ORDER = 2^20 (capped); negative k is refused.
