@@ -1304,17 +1304,19 @@ class RdpAccountant:
         srt = np.argsort(a, kind="stable")
         a, r = a[srt], r[srt]
         e = np.maximum(_improved_eps(a, r, delta), 0.0) if method == "improved" else _classical_eps(a, r, delta)
-        n = len(a)
-        switch = any(_has_switch(ev) for ev, _ in self._events)
-        side = (a > WBK19_MAX_ORDER) if switch else np.zeros(n, dtype=bool)
+        # the pieces of the order axis searched apart, each with the orders its brackets may reach
+        if any(_has_switch(ev) for ev, _ in self._events):
+            pieces = [(a <= WBK19_MAX_ORDER, a[0], WBK19_MAX_ORDER), (a > WBK19_MAX_ORDER, WBK19_MAX_ORDER + 1, a[-1])]
+        else:
+            pieces = [(np.ones(len(a), dtype=bool), a[0], a[-1])]
         found = (math.inf, math.inf)
-        for j in range(n):
-            first = j == 0 or side[j] != side[j - 1]
-            last = j == n - 1 or side[j] != side[j + 1]
-            if (first or e[j] < e[j - 1]) and (last or e[j] <= e[j + 1]):  # a local minimum on its side
-                left = float(WBK19_MAX_ORDER + 1) if first and j > 0 else float(a[max(j - 1, 0)])
-                right = float(WBK19_MAX_ORDER) if last and j < n - 1 else float(a[min(j + 1, n - 1)])
-                found = min(found, self._canonical_minimum(left, right, float(a[j]), delta, convert))  # ties: the lower order
+        for inside, start, end in pieces:
+            o, v = a[inside], e[inside]
+            for j in range(len(o)):
+                if (j == 0 or v[j] < v[j - 1]) and (j == len(o) - 1 or v[j] <= v[j + 1]):  # a local minimum
+                    left = float(o[j - 1]) if j > 0 else float(start)
+                    right = float(o[j + 1]) if j < len(o) - 1 else float(end)
+                    found = min(found, self._canonical_minimum(left, right, float(o[j]), delta, convert))  # ties: the lower order
         return found
 
     def _canonical_minimum(self, left: float, right: float, best: float, delta: float, convert) -> tuple[float, float]:
