@@ -301,6 +301,13 @@ def test_optimistic_discretisation_of_the_poisson_pair_is_below_its_reverse_curv
             assert lo.rev.delta(e) <= float(rev(e)) + 1e-15, e
 
 
+def _hockey(X, Y):
+    """The curve eps -> H_{e^eps}(X||Y) = sum_x (X(x) - e^eps Y(x))_+ of a finite pair, by the definition
+    (vectorised; e^eps capped at e^700: a finite pair's curve reaches its limit long before, and
+    connect_the_dots probes up to 2048 nats)."""
+    return lambda e: np.maximum(X[:, None] - np.exp(np.minimum(np.atleast_1d(np.asarray(e, dtype=float)), 700.0))[None, :] * Y[:, None], 0.0).sum(0)
+
+
 def _first_step_pair(h):
     """A four-point pair (P, Q) built so that the optimistic grid's first step is as bad as a convex curve
     can make it. Likelihood ratios: e^{1.5 h} (point 1: a kink of the forward curve in its second step),
@@ -311,11 +318,7 @@ def _first_step_pair(h):
     p1, p2 = q1 * math.exp(1.5 * h), q2 * math.exp(-0.5 * h)
     P, Q = np.array([p1, p2, 1.0 - p1 - p2, 0.0]), np.array([q1, q2, 0.0, q4])
 
-    def hockey(X, Y):
-        # e^eps capped at e^700 (the curves reach their limits long before; connect_the_dots probes to 2048 nats)
-        return lambda e: np.maximum(X[:, None] - np.exp(np.minimum(np.atleast_1d(np.asarray(e, dtype=float)), 700.0))[None, :] * Y[:, None], 0.0).sum(0)
-
-    return P, Q, hockey(P, Q), hockey(Q, P)
+    return P, Q, _hockey(P, Q), _hockey(Q, P)
 
 
 @pytest.mark.parametrize("swap", [False, True])
@@ -354,11 +357,7 @@ def _two_point_pair(a, b):
     P = np.array([math.exp(a) * q1, math.exp(-b) * (1 - q1)])
     Q = np.array([q1, 1 - q1])
 
-    def hockey(X, Y):
-        # e^eps capped at e^700: the curve is 0 long before (connect_the_dots probes up to 2048 nats)
-        return lambda e: np.maximum(X[:, None] - np.exp(np.minimum(np.atleast_1d(np.asarray(e, dtype=float)), 700.0))[None, :] * Y[:, None], 0.0).sum(0)
-
-    return P, Q, hockey(P, Q), hockey(Q, P)
+    return P, Q, _hockey(P, Q), _hockey(Q, P)
 
 
 def test_connect_the_dots_recovers_an_asymmetric_pair_in_both_orders():
