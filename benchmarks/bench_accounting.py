@@ -1,6 +1,6 @@
 """Benchmark: privacy accounting (reference/accounting): speed, and tightness against an independent PLD.
 
-Run:  python benchmarks/bench_accounting.py [--section timing|tightness|calibration|inverse|fft|orders|all]
+Run:  python benchmarks/bench_accounting.py [--section timing|tightness|calibration|inverse|fft|orders|search|all]
 (prints Markdown; nothing is asserted). Targets (issues 3 and 13, reported, not asserted):
 calibrating sigma for a whole PriRFed run N = 100, s = 5, T = 500, K = 3 (b = 60 of N_i = 600) with
 the PLD accountant in under 50 ms; activated Gaussian and full-batch DP-RSGD within 1.01x of exact;
@@ -303,9 +303,44 @@ def orders(runs: int = 1000, seed: int = 1):
         print(f"| {kind} | {runs} | {misses} | {worst:.2g} | {above} | {time.perf_counter() - t0:.0f} |")
 
 
+def search():
+    """The RDP accountant's order search alone: eps, best order and the time of
+    ``get_epsilon_and_order`` (best and median of 5, after one warm call; the events composed once)
+    on twelve events, from a Gaussian whose best order is near 1 to runs whose best order is far above
+    the default grid's top 1024 (where the search goes on to MAX_ORDER)."""
+    from prirfed.reference.accounting.events import (ADD_REMOVE, Gaussian, PoissonSampled, SampledWithoutReplacement,
+                                                      SelfComposed)
+    from prirfed.reference.accounting.prirfed_accountant import dp_rsgd_event, dp_rsvrg_event, prirfed_event
+
+    cases = [
+        ("Gaussian z = 1", None, Gaussian(1.0), 1e-5, "improved"),
+        ("Gaussian z = 1e-4 (classical; best order below 1.001)", None, Gaussian(1e-4), 0.5, "classical"),
+        ("Gaussian z = 1e4 (best order above 1024)", None, Gaussian(1e4), 1e-5, "improved"),
+        ("Poisson q = 0.01, z = 1, T = 100", ADD_REMOVE, SelfComposed(PoissonSampled(0.01, Gaussian(1.0, ADD_REMOVE)), 100), 1e-6, "improved"),
+        ("Poisson q = 0.1, z = 1, T = 20", ADD_REMOVE, SelfComposed(PoissonSampled(0.1, Gaussian(1.0, ADD_REMOVE)), 20), 1e-5, "improved"),
+        ("Poisson q = 0.001, z = 300, T = 100 (best order above 1024)", ADD_REMOVE,
+         SelfComposed(PoissonSampled(0.001, Gaussian(300.0, ADD_REMOVE)), 100), 1e-6, "improved"),
+        ("without replacement 10 of 1000, z = 5, T = 50", None, SelfComposed(SampledWithoutReplacement(1000, 10, Gaussian(5.0)), 50), 1e-6, "improved"),
+        ("without replacement 250 of 500, z = 50, T = 50", None, SelfComposed(SampledWithoutReplacement(500, 250, Gaussian(50.0)), 50), 1e-6, "improved"),
+        ("DP-RSVRG sigma = 0.5, N_i = 200, m = 10, K = 3", None, dp_rsvrg_event(0.5, 1.0, 1.0, 200, 10, 3), 1e-6, "improved"),
+        ("PriRFed DP-RSGD sigma = 0.5 (b = 20 of 200, K = 5), N = 10, T = 50", None,
+         prirfed_event(dp_rsgd_event(0.5, 1.0, 20, 200, 5), 10, 1, 50), 1e-6, "improved"),
+        ("PriRFed DP-RSVRG sigma = 0.5 (m = 5, K = 2), N = 10, T = 50", None,
+         prirfed_event(dp_rsvrg_event(0.5, 1.0, 1.0, 200, 5, 2), 10, 1, 50), 1e-8, "improved"),
+        ("PriRFed DP-RSGD sigma = 0.126 (b = 60 of 600, K = 3), N = 100, s = 5, T = 500", None, full_run(0.126), DELTA, "improved"),
+    ]
+    print("| event | delta | eps | order | best (ms) | median (ms) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, rel, ev, d, method in cases:
+        acc = (rdp.RdpAccountant(relation=rel) if rel else rdp.RdpAccountant()).compose(ev)
+        eps, order = acc.get_epsilon_and_order(d, method)
+        b, m = best_ms(lambda: acc.get_epsilon_and_order(d, method), repeat=5)
+        print(f"| {name} | {d:g} | {eps:.6g} | {order:.8g} | {b:.2f} | {m:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--section", choices=("timing", "tightness", "calibration", "inverse", "fft", "orders", "all"), default="all")
+    ap.add_argument("--section", choices=("timing", "tightness", "calibration", "inverse", "fft", "orders", "search", "all"), default="all")
     ap.add_argument("--runs", type=int, default=1000, help="random runs of each kind (section orders)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the random runs (section orders)")
     args = ap.parse_args()
@@ -333,6 +368,9 @@ def main():
     if args.section in ("orders", "all"):
         print(f"\n### The RDP order search against brute force (seed {args.seed})\n")
         orders(args.runs, args.seed)
+    if args.section in ("search", "all"):
+        print(f"\n### The RDP order search: eps, order and time of get_epsilon_and_order (rdp from {rdp.__file__})\n")
+        search()
 
 
 if __name__ == "__main__":

@@ -85,9 +85,10 @@ __all__ = [
 
 #: Order grid: fine near 1 (large eps and the heavy DP-RSVRG mixtures need alpha - 1 down to 1e-3),
 #: quarter steps to 10, every integer to 64, then a geometric tail to 1024. The grid is only where
-#: the search starts: :meth:`RdpAccountant.get_epsilon_and_order` extends it (up to
-#: :data:`MAX_ORDER`, down to ``1 + 1e-6``) while the best order sits at an end, so there is no
-#: artificial floor on eps (the old grid stopped at 256: eps >= 0.0195 at delta = 1e-5).
+#: the search starts: where eps is smallest at an end of the grid,
+#: :meth:`RdpAccountant.get_epsilon_and_order` searches on from there up to :data:`MAX_ORDER` (or
+#: down to ``1 + 1e-6``), so there is no artificial floor on eps (the old grid stopped at 256:
+#: eps >= 0.0195 at delta = 1e-5).
 DEFAULT_ORDERS = np.array(
     sorted(
         set([1.001, 1.002, 1.005, 1.01, 1.02, 1.05, 1.1, 1.25, 1.5, 1.75] + [x / 4 for x in range(8, 41)] + list(range(11, 65))
@@ -102,7 +103,7 @@ MAX_ORDER = float(2**20)
 #: (:func:`canonical_order`) are ``REFINE_RTOL (alpha - 1)`` apart (above 64, 1 apart: the orders
 #: there are integers). Near a smooth minimum the eps lost is of order the square of it.
 REFINE_RTOL = 1e-4
-#: The lowest order the adaptive search goes to is ``1 + ORDER_FLOOR`` (its last downward extension).
+#: The lowest order the adaptive search goes to is ``1 + ORDER_FLOOR`` (the first canonical order).
 ORDER_FLOOR = 1e-6
 #: Step of the canonical orders below 64: ``1 + ORDER_FLOOR exp(k log(1 + REFINE_RTOL))``, k >= 0.
 _CANON_STEP = math.log1p(REFINE_RTOL)
@@ -1131,14 +1132,13 @@ class RdpAccountant:
     Anything else (an ``EpsilonDelta`` with ``delta > 0`` has no finite RDP; events of another
     neighbouring relation) raises ``ValueError``.
 
-    Orders. With ``orders=None`` the accountant starts from :data:`DEFAULT_ORDERS` and, when the
-    best order of the conversion sits at an end of the grid, extends the grid (up to
-    :data:`MAX_ORDER`, down to ``1 + 1e-6``) and recomputes the composed events there: eps has no
-    floor set by the grid. The eps it reports is then the minimum over the canonical orders
-    (:func:`canonical_order`: ``1 + 1e-6 exp(k log(1 + REFINE_RTOL))``, k >= 0, below 64, the
-    integers above; adjacent ones :data:`REFINE_RTOL` ``(alpha - 1)`` or 1 apart) between the two
-    neighbours of every local minimum of eps on the grid, by a ternary search, each order computed on
-    its own. With without-replacement sampling the two sides of :data:`WBK19_MAX_ORDER`, where its
+    Orders. With ``orders=None`` the accountant composes the events on :data:`DEFAULT_ORDERS` and
+    reports the minimum over the canonical orders (:func:`canonical_order`:
+    ``1 + 1e-6 exp(k log(1 + REFINE_RTOL))``, k >= 0, below 64, the integers above; adjacent ones
+    :data:`REFINE_RTOL` ``(alpha - 1)`` or 1 apart) between the two neighbours of every local minimum
+    of eps on the grid, by a Fibonacci search, each order computed on its own. A local minimum at an
+    end of the grid is searched up to the end of the canonical orders (:data:`MAX_ORDER` above,
+    ``1 + 1e-6`` below), so eps has no floor set by the grid. With without-replacement sampling the two sides of :data:`WBK19_MAX_ORDER`, where its
     bound switches and eps jumps, are searched apart. For an eps unimodal in the order (on each side
     of that switch) this is the minimum over the whole canonical grid, so it does not depend on the
     grid the search starts from. Explicit ``orders`` are used as given.
@@ -1274,41 +1274,23 @@ class RdpAccountant:
         convert = rdp_to_dp_improved if method == "improved" else rdp_to_dp_classical
         delta = check_delta("RdpAccountant.get_epsilon", delta)
         a, r = self.orders, self._rdp
-        eps, best = convert(a, r, delta)
         if not self._adaptive or not self._events:
-            return eps, best
-        while True:  # extend the grid while the best order sits at one of its ends
-            if best >= a.max() and a.max() < MAX_ORDER:
-                new = np.minimum(a.max() * 2.0 ** (np.arange(1, 9) / 2.0), MAX_ORDER)
-                new = np.unique(np.round(new))
-            elif best <= a.min() and a.min() - 1 > 1.5e-6:
-                # one decade down: the minima are 1 + 1e-3, 1e-4, 1e-5 and, after the last extension,
-                # 1 + 1e-6 (< 1.5e-6: the floor). A filter new - 1 >= 1e-6 dropped that last order, which
-                # lands at 1 + 9.99999999e-7 in float64, so the search stopped at 1 + 2.15e-6, short of
-                # the floor; it removed nothing else and is gone
-                new = 1 + (a.min() - 1) * 10.0 ** (-np.arange(1, 4) / 3.0)
-            else:
-                break
-            # never empty: upward, round(a.max() sqrt 2) > a.max() >= 2 (or MAX_ORDER > a.max());
-            # downward, every new order is below a.min()
-            new = new[~np.isin(new, a)]
-            a = np.concatenate([a, new])
-            r = np.concatenate([r, self._curve_at(new)])
-            eps, best = convert(a, r, delta)
+            return convert(a, r, delta)
         # the answer: the smallest eps over the canonical orders around every local minimum of eps on
-        # the grid, not only around the grid's best order. With without-replacement sampling eps is not
-        # continuous in the order: the bound switches at WBK19_MAX_ORDER, so each side of the switch
-        # is searched on its own (its ends count as ends), and the best basin can lie above the switch
-        # while the grid's best order is at it
+        # the grid, not only around the grid's best order. A local minimum at an end of the grid is
+        # searched up to the end of the canonical orders (MAX_ORDER above, 1 + ORDER_FLOOR below), so
+        # the grid sets no floor on eps. With without-replacement sampling eps is not continuous in the
+        # order: the bound switches at WBK19_MAX_ORDER, so each side of the switch is searched on its
+        # own (its ends count as ends), and the best basin can lie above the switch while the grid's
+        # best order is at it
         # (test_order_search_finds_the_global_minimum_on_either_side_of_the_without_replacement_switch)
-        srt = np.argsort(a, kind="stable")
-        a, r = a[srt], r[srt]
         e = np.maximum(_improved_eps(a, r, delta), 0.0) if method == "improved" else _classical_eps(a, r, delta)
+        floor, top = canonical_order(0), MAX_ORDER
         # the pieces of the order axis searched apart, each with the orders its brackets may reach
         if any(_has_switch(ev) for ev, _ in self._events):
-            pieces = [(a <= WBK19_MAX_ORDER, a[0], WBK19_MAX_ORDER), (a > WBK19_MAX_ORDER, WBK19_MAX_ORDER + 1, a[-1])]
+            pieces = [(a <= WBK19_MAX_ORDER, floor, WBK19_MAX_ORDER), (a > WBK19_MAX_ORDER, WBK19_MAX_ORDER + 1, top)]
         else:
-            pieces = [(np.ones(len(a), dtype=bool), a[0], a[-1])]
+            pieces = [(np.ones(len(a), dtype=bool), floor, top)]
         found = (math.inf, math.inf)
         for inside, start, end in pieces:
             o, v = a[inside], e[inside]
@@ -1324,29 +1306,34 @@ class RdpAccountant:
         ``left`` to the one at or above ``right``, and its order (the first, if several tie); the two
         canonical orders around the grid order ``best`` are always among those compared.
 
-        A ternary search on the canonical index, each order's RDP computed on its own (so its value
-        does not depend on which other orders an accountant happened to evaluate). For an eps that
-        is unimodal in the order (the conversions are, in practice) and a bracket around the best
-        order found, this is the minimum over the whole canonical grid: one number, whatever grid
-        the search started from."""
+        A Fibonacci search (the golden-section search on the integers: one new order per step) on the
+        canonical index, each order's RDP computed on its own (so its value does not depend on which
+        other orders an accountant happened to evaluate). For an eps that is unimodal in the order
+        (the conversions are, in practice) and a bracket around the best order found, this is the
+        minimum over the whole canonical grid: one number, whatever grid the search started from."""
         memo = {}
+        lo, hi = canonical_index(left, up=False), canonical_index(right, up=True)
 
-        def f(k):
+        def f(k):  # eps at the k-th canonical order; +inf past the bracket (the search's padding)
+            if k > hi:
+                return math.inf
             if k not in memo:
                 al = np.array([canonical_order(k)])
                 memo[k] = float(convert(al, self._curve_at(al), delta)[0])
             return memo[k]
 
-        lo, hi = canonical_index(left, up=False), canonical_index(right, up=True)
-        while hi - lo > 2:
-            m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
-            if f(m1) <= f(m2):
-                hi = m2
+        fib = [1, 1]  # the Fibonacci numbers up to the first >= hi - lo: the bracket [lo, lo + fib[-1]]
+        while fib[-1] < hi - lo:
+            fib.append(fib[-1] + fib[-2])
+        n = len(fib) - 1
+        while n > 2:  # the minimum lies in [lo, lo + fib[n]]; probes at lo + fib[n - 2] < lo + fib[n - 1]
+            if f(lo + fib[n - 2]) <= f(lo + fib[n - 1]):
+                n -= 1  # keep [lo, lo + fib[n - 1]]
             else:
-                lo = m1
+                lo, n = lo + fib[n - 2], n - 1  # keep [lo + fib[n - 2], lo + fib[n]], of length fib[n - 1]
         # the canonical orders next to the grid's local minimum are compared too: where eps has a
         # cusp there and a second basin in the bracket (a DP-RSVRG step's triangle bound kinks at
-        # every half-integer order), the ternary search can end in the other basin
+        # every half-integer order), the search can end in the other basin
         near = {canonical_index(best, up=False), canonical_index(best, up=True)}
-        k = min(sorted(set(range(lo, hi + 1)) | near), key=f)
+        k = min(sorted(set(range(lo, min(lo + fib[n], hi) + 1)) | near), key=f)
         return f(k), canonical_order(k)
