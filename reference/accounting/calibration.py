@@ -375,8 +375,10 @@ def calibrate_sigma(eps_of_sigma: Callable[[float], float], eps: float, sigma0: 
     of ``eps_of_sigma`` is spent after that (each can be a whole PLD accounting). A step is a
     bisection of the grid interval when the bracket has not halved over the last two steps, so the
     narrowing takes at most about twice as many evaluations as a bisection. If eps stops decreasing
-    while sigma doubles (a floor no noise removes, such as an (eps, delta) part of the event) or no
-    bracket is found within ``max_iter`` evaluations, the ``ValueError`` says which.
+    as sigma grows (a floor no noise removes, such as an (eps, delta) part of the event) the target
+    is refused as unreachable: at the first step up, from the twelfth on, at which eps is still
+    above the target and has fallen by at most 1e-9 relative (of its new value) over the last ten
+    steps up. If no bracket is found within ``max_iter`` evaluations, the ``ValueError`` says so.
 
     Parameters
     ----------

@@ -872,3 +872,42 @@ def test_one_agent_one_round_is_the_local_event(accountant):
     assert got == pytest.approx(epsilon(local, 1e-5, accountant=accountant), rel=1e-12, abs=0)
     exact = float(mpx.gaussian_exact_epsilon(1e-5, 1 / 1.5))
     assert exact * (1 - 64 * 2.0**-52) <= got <= exact * (1.1 if accountant == "rdp" else 1.01)  # RDP is 8.4% above here, PLD within 1%
+
+
+def _stalling(r, drop_after=None):
+    """eps(sigma) = (1 + r)^(-log2 sigma): it falls by the factor 1 + r per doubling of sigma (to
+    rounding, 1e-16 relative at these values), from 1 at sigma = 1; after ``drop_after`` doublings it
+    jumps to 0.01. Returns the function and the list of the sigmas it was called at."""
+    calls = []
+
+    def eps_of(sigma):
+        calls.append(sigma)
+        s = math.log2(sigma)
+        if drop_after is not None and s > drop_after + 0.5:
+            return 0.01
+        return (1.0 + r) ** (-s)
+
+    return eps_of, calls
+
+
+def test_calibrate_sigma_refuses_a_stalled_eps_by_its_documented_rule():
+    """The documented stopping rule: a target is refused as unreachable at the first step up, from the
+    twelfth on, at which eps is above the target and has fallen by at most 1e-9 relative over the last
+    ten steps up (steps of factor 2 here: sigma0 = 1, factor 2). Hand-computable cases around it, with
+    eps falling by the factor 1 + r per doubling, so by (1 + r)^10 - 1 = 10 r (to 5e-19) over ten steps:
+    - r = 0.95e-10: 9.5e-10 over ten steps, at most 1e-9: refused at the twelfth step up, the 13th
+      evaluation (the start, then twelve steps), no sooner and no later; over eleven steps it would
+      have fallen 1.045e-9, so a rule over eleven steps would not refuse;
+    - r = 1.05e-10: 1.05e-9 over ten steps, more than 1e-9: not refused (over nine steps 9.45e-10
+      would be); eps then drops below the target past sigma = 2^30.5 and the calibration succeeds
+      there: its bracket, 1e-6 wide, straddles 2^30.5."""
+    eps_of, calls = _stalling(0.95e-10)
+    with pytest.raises(ValueError, match=r"^calibrate_sigma: eps = 0\.5 is unreachable: eps\(sigma\) stopped decreasing"):
+        cal.calibrate_sigma(eps_of, 0.5, sigma0=1.0, factor=2.0, max_iter=100)
+    assert len(calls) == 13
+    assert math.log2(calls[-1]) == pytest.approx(12.0, rel=0, abs=1e-4)
+    eps_of, calls = _stalling(1.05e-10, drop_after=30)
+    res = cal.calibrate_sigma(eps_of, 0.5, sigma0=1.0, factor=2.0, max_iter=100)
+    assert res.eps_at_sigma == 0.01
+    assert math.log2(res.bracket[0]) <= 30.5 < math.log2(res.sigma)
+    assert res.bracket[1] / res.bracket[0] - 1 <= 1e-6
