@@ -62,6 +62,7 @@ __all__ = [
     "REFINE_RTOL",
     "canonical_order",
     "ORDER_FLOOR",
+    "BRACKET_SCAN",
     "canonical_index",
     "gaussian_rdp",
     "pure_dp_rdp",
@@ -105,6 +106,9 @@ MAX_ORDER = float(2**20)
 REFINE_RTOL = 1e-4
 #: The lowest order the adaptive search goes to is ``1 + ORDER_FLOOR`` (the first canonical order).
 ORDER_FLOOR = 1e-6
+#: The order search scans the bracket of each local minimum of eps on the grid at this many equal
+#: steps of the canonical index before its Fibonacci searches (:meth:`RdpAccountant._canonical_minimum`).
+BRACKET_SCAN = 8
 #: Step of the canonical orders below 64: ``1 + ORDER_FLOOR exp(k log(1 + REFINE_RTOL))``, k >= 0.
 _CANON_STEP = math.log1p(REFINE_RTOL)
 #: The last canonical index below 64; above it the canonical orders are the integers 65, 66, ...
@@ -1113,6 +1117,13 @@ def _bad(where: str, why: str) -> ValueError:
     return ValueError(f"{where}: {why}")
 
 
+def _local_minima(v) -> list[int]:
+    """The indices ``j`` where ``v`` has a local minimum: ``v[j] < v[j - 1]`` (or ``j`` first) and
+    ``v[j] <= v[j + 1]`` (or ``j`` last); of a plateau, its first point only."""
+    n = len(v)
+    return [j for j in range(n) if (j == 0 or v[j] < v[j - 1]) and (j == n - 1 or v[j] <= v[j + 1])]
+
+
 def _has_switch(event: Event) -> bool:
     """Whether ``event`` holds a without-replacement sampling, whose RDP bound switches at :data:`WBK19_MAX_ORDER`."""
     if isinstance(event, SampledWithoutReplacement):
@@ -1138,10 +1149,11 @@ class RdpAccountant:
     :data:`REFINE_RTOL` ``(alpha - 1)`` or 1 apart) between the two neighbours of every local minimum
     of eps on the grid, by a Fibonacci search, each order computed on its own. A local minimum at an
     end of the grid is searched up to the end of the canonical orders (:data:`MAX_ORDER` above,
-    ``1 + 1e-6`` below), so eps has no floor set by the grid. With without-replacement sampling the two sides of :data:`WBK19_MAX_ORDER`, where its
-    bound switches and eps jumps, are searched apart. For an eps unimodal in the order (on each side
-    of that switch) this is the minimum over the whole canonical grid, so it does not depend on the
-    grid the search starts from. Explicit ``orders`` are used as given.
+    ``1 + 1e-6`` below), so eps has no floor set by the grid. With without-replacement sampling
+    the two sides of :data:`WBK19_MAX_ORDER`, where its bound switches and eps jumps, are searched
+    apart. For an eps unimodal in the order between grid orders (on each side of that switch) this
+    is the minimum over the whole canonical grid, so it does not depend on the grid the search
+    starts from. Explicit ``orders`` are used as given.
 
     Parameters
     ----------
@@ -1293,12 +1305,11 @@ class RdpAccountant:
             pieces = [(np.ones(len(a), dtype=bool), floor, top)]
         found = (math.inf, math.inf)
         for inside, start, end in pieces:
-            o, v = a[inside], e[inside]
-            for j in range(len(o)):
-                if (j == 0 or v[j] < v[j - 1]) and (j == len(o) - 1 or v[j] <= v[j + 1]):  # a local minimum
-                    left = float(o[j - 1]) if j > 0 else float(start)
-                    right = float(o[j + 1]) if j < len(o) - 1 else float(end)
-                    found = min(found, self._canonical_minimum(left, right, float(o[j]), delta, convert))  # ties: the lower order
+            o = a[inside]
+            for j in _local_minima(e[inside]):
+                left = float(o[j - 1]) if j > 0 else float(start)
+                right = float(o[j + 1]) if j < len(o) - 1 else float(end)
+                found = min(found, self._canonical_minimum(left, right, float(o[j]), delta, convert))  # ties: the lower order
         return found
 
     def _canonical_minimum(self, left: float, right: float, best: float, delta: float, convert) -> tuple[float, float]:
@@ -1306,34 +1317,43 @@ class RdpAccountant:
         ``left`` to the one at or above ``right``, and its order (the first, if several tie); the two
         canonical orders around the grid order ``best`` are always among those compared.
 
-        A Fibonacci search (the golden-section search on the integers: one new order per step) on the
-        canonical index, each order's RDP computed on its own (so its value does not depend on which
-        other orders an accountant happened to evaluate). For an eps that is unimodal in the order
-        (the conversions are, in practice) and a bracket around the best order found, this is the
-        minimum over the whole canonical grid: one number, whatever grid the search started from."""
+        The bracket is first scanned at :data:`BRACKET_SCAN` + 1 evenly spaced canonical orders; then
+        a Fibonacci search (the golden-section search on the integers: one new order per step) runs
+        between the neighbours of every local minimum of the scan. Each order's RDP is computed on its
+        own (so its value does not depend on which other orders an accountant happened to evaluate).
+        For an eps that is unimodal in the order between scan points (the conversions are, in
+        practice), this is the minimum over the whole canonical grid: one number, whatever grid the
+        search started from. The scan finds a second basin (the DP-RSVRG triangle bound kinks at
+        every half-integer order, and where two bounds cross) that a search of the whole bracket
+        could end outside of."""
         memo = {}
-        lo, hi = canonical_index(left, up=False), canonical_index(right, up=True)
 
-        def f(k):  # eps at the k-th canonical order; +inf past the bracket (the search's padding)
-            if k > hi:
-                return math.inf
+        def f(k):  # eps at the k-th canonical order
             if k not in memo:
                 al = np.array([canonical_order(k)])
                 memo[k] = float(convert(al, self._curve_at(al), delta)[0])
             return memo[k]
 
-        fib = [1, 1]  # the Fibonacci numbers up to the first >= hi - lo: the bracket [lo, lo + fib[-1]]
-        while fib[-1] < hi - lo:
-            fib.append(fib[-1] + fib[-2])
-        n = len(fib) - 1
-        while n > 2:  # the minimum lies in [lo, lo + fib[n]]; probes at lo + fib[n - 2] < lo + fib[n - 1]
-            if f(lo + fib[n - 2]) <= f(lo + fib[n - 1]):
-                n -= 1  # keep [lo, lo + fib[n - 1]]
-            else:
-                lo, n = lo + fib[n - 2], n - 1  # keep [lo + fib[n - 2], lo + fib[n]], of length fib[n - 1]
-        # the canonical orders next to the grid's local minimum are compared too: where eps has a
-        # cusp there and a second basin in the bracket (a DP-RSVRG step's triangle bound kinks at
-        # every half-integer order), the search can end in the other basin
-        near = {canonical_index(best, up=False), canonical_index(best, up=True)}
-        k = min(sorted(set(range(lo, min(lo + fib[n], hi) + 1)) | near), key=f)
+        def fibonacci(lo: int, hi: int) -> range:
+            """The last few indices of a Fibonacci search on [lo, hi] (one of them the minimiser of a unimodal f)."""
+            fib = [1, 1]  # the Fibonacci numbers up to the first >= hi - lo: [lo, lo + fib[-1]], +inf past hi
+            while fib[-1] < hi - lo:
+                fib.append(fib[-1] + fib[-2])
+            n = len(fib) - 1
+            while n > 2:  # the minimum lies in [lo, lo + fib[n]]; probes at lo + fib[n - 2] < lo + fib[n - 1]
+                m2 = lo + fib[n - 1]
+                if m2 > hi or f(lo + fib[n - 2]) <= f(m2):
+                    n -= 1  # keep [lo, lo + fib[n - 1]]
+                else:
+                    lo, n = lo + fib[n - 2], n - 1  # keep [lo + fib[n - 2], lo + fib[n]], of length fib[n - 1]
+            return range(lo, min(lo + fib[n], hi) + 1)
+
+        lo, hi = canonical_index(left, up=False), canonical_index(right, up=True)
+        scan = sorted({lo + (hi - lo) * i // BRACKET_SCAN for i in range(BRACKET_SCAN + 1)})
+        # the canonical orders next to the grid's local minimum are compared too: where eps has a cusp
+        # there, a search can end beside it
+        found = {canonical_index(best, up=False), canonical_index(best, up=True)}
+        for j in _local_minima([f(k) for k in scan]):
+            found.update(fibonacci(scan[max(j - 1, 0)], scan[min(j + 1, len(scan) - 1)]))
+        k = min(sorted(found), key=f)
         return f(k), canonical_order(k)
