@@ -393,6 +393,17 @@ def load_equivalents(path: Path = EQUIVALENTS, table: str = "equivalent") -> dic
     return eq
 
 
+def load_fingerprints(path: Path = EQUIVALENTS) -> dict[str, str]:
+    """``{mutant key: fingerprint}`` of the ``[[equivalent]]`` and ``[[tolerated]]`` entries that record
+    one (:meth:`Mutant.fingerprint`): the mutated line the reason was written for. A key says where a
+    mutant is only up to its repeat number, so an edit can move a key onto another mutant; the
+    well-formedness test then finds the entry's fingerprint no longer matches and the entry must be
+    triaged again (its reason was about another line)."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    return {e["key"]: e["fingerprint"] for t in ("equivalent", "tolerated") for e in data.get(t, []) if "fingerprint" in e}
+
+
 def area_of(config: dict, path: str) -> dict | None:
     """The first area whose module globs match ``path`` (minus its ``exclude`` globs)."""
     for area in config["area"]:
