@@ -1306,7 +1306,7 @@ class PldAccountant:
             return (lambda e: gaussian_delta(e, mu)) if mu > 0 else (lambda e: np.zeros_like(np.asarray(e, dtype=float)))
         # labelled mixture: reveal the sampled index; PLD = (1-p) PLD_G(c) + p PLD_G(d)
         cands.append(lambda e: (1 - p) * np.asarray(gd(c)(e)) + p * np.asarray(gd(d)(e)))
-        if ev.shift_sample is not None and ev.shift_sample > 0 and c > 0:
+        if ev.shift_sample is not None:  # (valid for c = 0 or a null sample part too: a factor is then the null mechanism)
             s_ = ev.shift_sample
             for lam in mixture_split_lambdas():
                 mu1 = c / math.sqrt(lam)
