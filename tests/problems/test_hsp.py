@@ -7,6 +7,7 @@ the Lorentz manifold's Exp, and the exact Hessian eigenvalue 2 s coth s of dist^
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -415,3 +416,72 @@ def test_weighted_mean_converges_quadratically_as_a_newton_method():
     assert tail, norms
     for g0, g1 in tail:  # quadratic: g1 / g0^2 is 0.014 and 0.021 in this run; the linear run's first is 1.3
         assert g1 <= 1.0 * g0 * g0, norms
+
+
+def test_weighted_mean_takes_the_documented_gradient_step_where_the_hessian_is_indefinite():
+    """lorentz_weighted_mean's fallback: where the weighted Hessian is not positive definite the
+    direction is -grad g / (2 sum_{a_k > 0} a_k) (its docstring). Weights (1.5, 0.5, -0.8) on
+    (o, o, b), b at distance D = 4 from the origin o along e_1 of H^2: every iterate stays on that
+    geodesic, where g(u) = 2 u^2 - 0.8 (u - 4)^2 exactly (u the signed arc length from o), a quadratic of
+    curvature 2.4 with minimiser u* = -8/3. Across the geodesic the Hessian's eigenvalue is
+    4 t coth t - 1.6 s coth s (t = |u|, s = |u - 4|: dist2_hessian's 2 t coth t per unit weight), which
+    is negative at the start o (the data point of smallest g) and at the next four iterates. So each
+    step is u <- u - g'(u) / (2 * 2) (accepted at once: a quarter of the length of the exact minimising
+    step 1/2.4), which leaves 1 - 2.4/4 = 0.4 of the gap to u*: after k steps the gradient norm is
+    |g'(u_k)| = 6.4 * 0.4^k (g'(0) = 6.4). From step 5 on the Hessian is positive definite and the
+    Newton steps finish at Exp_o(u* e_1). The norms are read from the iteration-limit refusal (4
+    significant digits)."""
+    M = Lorentz(2)
+    o = M.origin()
+    D, w3 = 4.0, 0.8
+    Y = np.stack([o, o, M.exp(o, np.array([0.0, D, 0.0]))])
+    a = np.array([1.5, 0.5, -w3])
+    u_star = -w3 * D / 1.2
+    for k in range(1, 6):
+        t = abs(u_star) * (1 - 0.4 ** (k - 1))  # the iterate the k-th step starts from
+        assert 4 * zeta_plain(t) - 2 * w3 * zeta_plain(t + D) < 0
+        with pytest.raises(ValueError, match=r"^lorentz_weighted_mean: gradient norm") as err:
+            lorentz_weighted_mean(M, Y, a, max_iter=k)
+        g = float(re.search(r"gradient norm ([0-9.e+-]+)", str(err.value)).group(1))
+        assert g == pytest.approx(6.4 * 0.4**k, rel=1e-3, abs=0), k
+    x, info = lorentz_weighted_mean(M, Y, a)
+    assert info["grad_norm"] <= 1e-10
+    assert M.dist(x, M.exp(o, np.array([0.0, u_star, 0.0]))) <= 1e-12
+
+
+def zeta_plain(t):
+    """t coth t (1 at t = 0)."""
+    return 1.0 if t == 0 else t / math.tanh(t)
+
+
+def test_embeddings_need_two_coordinates():
+    """H^d has d >= 1: embeddings of d + 1 = 1 coordinate are refused, naming the count."""
+    with pytest.raises(ValueError, match=r"^HyperbolicStructuredPrediction: embeddings need d \+ 1 >= 2 coordinates \(got 1\)$"):
+        HyperbolicStructuredPrediction([np.zeros((1, 1))], [np.ones((1, 1))], np.zeros(1), gamma=1.0, v_bar=1.0)
+
+
+def test_kernel_width_check_follows_each_kernels_own_formula():
+    """v_bar is accepted exactly when the chosen kernel's width, as rbf_kernel computes it, is a positive
+    finite float: 2.0 * v * v (gaussian) or (2.0 * v) * (2.0 * v) (printed). At v = 1e-162 the printed
+    width 4e-324 rounds to the smallest subnormal 4.9e-324 while the gaussian's 2e-324 rounds to 0; at
+    v = 1.3e-162 the gaussian's 3.4e-324 rounds to 4.9e-324. At v = 4.8e153 the printed width is
+    9.2e307 and at v = 9e153 the gaussian's is 1.62e308, both below the largest float 1.797e308, while the
+    printed one at 9e153 is 3.2e308: overflow. An accepted width gives finite weights: at the smallest
+    width the kernel is 1 on equal features and 0 otherwise (K = I), so alpha_j = k(w_j, w) / (1 + gamma);
+    at the largest it is 1 everywhere to rounding."""
+    M = Lorentz(2)
+    o = M.origin()
+    W = [np.array([[0.0], [1.0]])]
+    Y = [np.stack([o, M.exp(o, np.array([0.0, 0.5, 0.0]))])]
+    H = HyperbolicStructuredPrediction
+    for v, kernel in ((1e-162, "gaussian"), (9e153, "printed")):
+        with pytest.raises(ValueError, match="^HyperbolicStructuredPrediction: v_bar = " + re.escape(repr(v)) + " makes the kernel width"):
+            H(W, Y, np.zeros(1), 1.0, v, kernel=kernel)
+    for v, kernel in ((1e-162, "printed"), (1.3e-162, "gaussian")):
+        P = H(W, Y, np.zeros(1), 1.0, v, kernel=kernel)
+        assert np.array_equal(P.alpha[0], [0.5, 0.0])
+    for v, kernel in ((4.8e153, "printed"), (9e153, "gaussian")):
+        P = H(W, Y, np.zeros(1), 1.0, v, kernel=kernel)
+        # K = ones(2, 2), K_w = (1, 1): (K + I) alpha = (1, 1) gives alpha = (1/3, 1/3)
+        np.testing.assert_allclose(P.alpha[0], [1 / 3, 1 / 3], rtol=1e-14, atol=0)
+
