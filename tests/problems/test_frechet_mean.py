@@ -134,3 +134,14 @@ def test_problem_helpers_refuse_with_their_messages():
     P = FrechetMean(Euclidean(1), [np.array([[1e200]])])
     with pytest.raises(ValueError, match=r"^FrechetMean.f_ij: not computable in float64 \("):
         P.f_ij(np.array([-1e200]), 0, 0)
+
+
+def test_the_euclidean_gradient_is_not_provided():
+    """FrechetMean defines the loss and its Riemannian gradient only: asking for a Euclidean gradient
+    raises NotImplementedError (a ValueError blaming the data or the point, as for a result that
+    overflows, would be false)."""
+    P = FrechetMean(Euclidean(2), [np.array([[0.0, 0.0], [1.0, 2.0]])])
+    x = np.array([0.5, 0.5])
+    for method, args in (("egrad_ij", (0, 0)), ("egrad_batch", (0, [0, 1])), ("egrad_i", (0,)), ("egrad", ())):
+        with pytest.raises(NotImplementedError):
+            getattr(P, method)(x, *args)

@@ -404,3 +404,51 @@ def test_a_whitened_sample_not_positive_definite_in_floating_point_is_refused_by
         with pytest.raises(ValueError, match=rf"^SPDFrechetMean\.{name}: X\^\(-1/2\) Z X\^\(-1/2\) has eigenvalue "
                                              r"\S+ <= 0 in floating point \(cond\(X\) cond\(Z\) is beyond float64\)$"):
             getattr(P, name)(X)
+
+
+def test_agent_euclidean_gradient_matches_finite_differences_of_the_agent_loss():
+    """egrad_i(X) is the Euclidean gradient of f_i = (1/N_i) sum_j f_ij on symmetric matrices:
+    d/dt f_i(X + t E) = tr(egrad_i(X) E), by central differences (h = 1e-6 lambda_min(X), error
+    O(h^2)). Agents of 1, 3 and 2 samples, so a sum or a divisor taken from another agent's count
+    shows; every agent is checked."""
+    rng = np.random.default_rng(11)
+    M = SPD(2)
+    P = SPDFrechetMean([np.stack([M.random_point(rng) for _ in range(n)]) for n in (1, 3, 2)])
+    X = M.random_point(rng)
+    h = 1e-6 * np.linalg.eigvalsh(X)[0]
+    for i in range(P.N):
+        for _ in range(3):
+            E = rng.standard_normal((2, 2))
+            E = 0.5 * (E + E.T) / np.linalg.norm(E)
+            fd = (P.f_i(X + h * E, i) - P.f_i(X - h * E, i)) / (2 * h)
+            assert np.sum(P.egrad_i(X, i) * E) == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def test_a_loss_or_gradient_beyond_float64_is_refused_by_the_method_name():
+    """The module promise (base.py): a result that overflows float64 is an error naming
+    <Problem>.<method>, never a returned inf. With c = 5e307, Z = diag(e^2, 1) and X = I:
+    f_ij = c (2^2 + 0^2) = 2e308 and grad f_ij = -2c Log_I(Z) = diag(-2e308, 0) (1 of its 4 entries)
+    exceed float64 (whose largest value is 1.8e308); the agent and global gradients, means of such,
+    are refused before the projection to T_X (which would otherwise refuse them under the manifold's
+    name, SPD.proj). With c = 1 the same loss is 4."""
+    Z = np.diag([math.exp(2.0), 1.0])[None]
+    P = SPDFrechetMean([Z], c=5e307)
+    X = np.eye(2)
+    with pytest.raises(ValueError, match=r"^SPDFrechetMean\.f_ij: the result overflows float64 \(1 of 1 entries are inf or NaN\); "
+                                         r"the data or the point are outside the problem's domain$"):
+        P.f_ij(X, 0, 0)
+    with pytest.raises(ValueError, match=r"^SPDFrechetMean\.rgrad_ij: the result overflows float64 \(1 of 4 entries"):
+        P.rgrad_ij(X, 0, 0)
+    for method, args in (("rgrad_i", (0,)), ("rgrad", ())):
+        with pytest.raises(ValueError, match=rf"^SPDFrechetMean\.{method}: a gradient overflows float64 \(the data or the "
+                                             r"point are outside the problem's domain\)$"):
+            getattr(P, method)(X, *args)
+    assert SPDFrechetMean([Z], c=1.0).f_ij(X, 0, 0) == pytest.approx(4.0, rel=1e-14, abs=0)
+
+
+def test_a_sample_off_the_manifold_is_named_by_its_own_index():
+    """The constructor checks every sample and names the offending one: agent 0's second of three
+    samples is not positive definite, so the message names Z[0][1]."""
+    good = np.eye(2)
+    with pytest.raises(ValueError, match=r"^SPDFrechetMean: Z\[0\]\[1\]"):
+        SPDFrechetMean([np.stack([good, np.diag([1.0, -1.0]), 2 * good])])

@@ -477,3 +477,18 @@ def test_data_bound_uses_each_agents_own_scale_and_count():
     check_data_bound("f", [np.vstack([z1, z1])], [1.0])
     with pytest.raises(ValueError, match=r"^f: Z\[0\] is outside the domain"):
         check_data_bound("f", [np.vstack([z1, z1, z1])], [1.0])
+
+
+def test_constructor_refuses_data_outside_the_domain():
+    """The domain N_i c_i max_j ||z_ij||^2 <= 2^1000 (DATA_BOUND, where every loss and gradient is
+    finite) is enforced by the constructor, for each paper's c_i: a sample (2^501, 0) gives
+    1 * 1 * 2^1002 = 4.286e301 for 000; at the bound itself, (2^500, 0), it is accepted. For 002
+    (c_i = N_i/2) two samples (2^500, 0) give 2 * 1 * 2^1000 = 2^1001 = 2.143e301, refused."""
+    with pytest.raises(ValueError, match=r"^SpherePCA: Z\[0\] is outside the domain of the problem: N_i c_i max_j "
+                                         r"\|\|z_ij\|\|\^2 = 4\.286e\+301 > 2\^1000"):
+        SpherePCA([np.array([[2.0**501, 0.0]])])
+    P = SpherePCA([np.array([[2.0**500, 0.0]])])
+    assert math.isfinite(P.f(np.array([1.0, 0.0])))
+    with pytest.raises(ValueError, match=r"^SpherePCA: Z\[1\] is outside the domain of the problem: N_i c_i max_j "
+                                         r"\|\|z_ij\|\|\^2 = 2\.143e\+301 > 2\^1000"):
+        SpherePCA([np.ones((1, 2)), np.array([[2.0**500, 0.0], [1.0, 0.0]])], paper="002")

@@ -298,3 +298,52 @@ def test_agent_and_global_smoothness_constants_by_hand_and_attained():
     np.testing.assert_allclose(Ps.eigenvalues(), [11 / 3, 8 / 3, 0.0], rtol=1e-15, atol=1e-15)
     np.testing.assert_array_equal(np.abs(P.optimum()), [[1.0], [0.0], [0.0]])
     assert P.optimum()[0, 0] == 1.0
+
+
+def test_constructor_refuses_malformed_r_data_and_data_outside_the_domain():
+    """Each agent's data are a matrix (N_i, d); r is an integer (a bool is not one, a string is not a
+    number; an integral float is accepted); the data domain N_i c_i max_j ||z_ij||^2 <= 2^1000 with
+    c_i = N_i/2: two samples (2^500, 0, 0) give 2 * 1 * 2^1000 = 2.143e301 > 2^1000, refused, while one
+    gives 1 * 0.5 * 2^1000, accepted."""
+    with pytest.raises(ValueError, match=r"^StiefelKPCA: each agent's data must be a 2-D array \(N_i, d\) \(got ndim 1\)$"):
+        StiefelKPCA([np.ones(3)], 1)
+    for r in (True, "1"):
+        with pytest.raises(ValueError, match=r"^StiefelKPCA: r must be an integer in \[1, d - 1\] \(d = 3; r = d makes f constant\)"):
+            StiefelKPCA([np.eye(3)], r)
+    assert StiefelKPCA([np.eye(3)], 2.0).r == 2
+    big = np.array([[2.0**500, 0.0, 0.0]])
+    with pytest.raises(ValueError, match=r"^StiefelKPCA: Z\[0\] is outside the domain of the problem: N_i c_i max_j "
+                                         r"\|\|z_ij\|\|\^2 = 2\.143e\+301 > 2\^1000"):
+        StiefelKPCA([np.vstack([big, big])], 1)
+    P = StiefelKPCA([big], 1)
+    assert math.isfinite(P.f(np.eye(3)[:, :1]))
+
+
+def test_principal_angles_orthonormality_tolerance_is_the_stated_1e_8():
+    """principal_angles refuses frames with max |A^T A - I| above the 1e-08 its message states: the column
+    (1 + delta) e_1 has A^T A - I = 2 delta + delta^2, so delta = 7.5e-9 (1.5e-8) is refused and
+    delta = 3.75e-9 (7.5e-9) accepted, with angle 0 to e_1."""
+    e1 = np.eye(3)[:, :1]
+    with pytest.raises(ValueError, match=r"^principal_angles: X does not have orthonormal columns \(max \|A\^T A - I\| = 1\.5e-08, tolerance 1e-08\)$"):
+        principal_angles((1 + 7.5e-9) * e1, e1)
+    assert principal_angles((1 + 3.75e-9) * e1, e1)[0] == pytest.approx(0.0, rel=0, abs=1e-8)
+
+
+def test_optimum_gap_test_is_relative_to_the_largest_eigenvalue():
+    """optimum refuses when lambda_r - lambda_(r+1) <= 1e-12 |lambda_1|: a symmetric eigensolver's
+    eigenvalue errors are of order eps ||A|| = eps |lambda_1| (A is positive semidefinite), so smaller
+    gaps are rounding. One agent whose rows are multiples of unit vectors makes A exactly diagonal.
+    (a) A = diag(2^20, 2^20 (1 - 2^-43), 0) rounded, r = 1: gap 1.2e-7 <= 1e-12 * 2^20 = 1.05e-6,
+    refused (a tolerance taken from the smallest eigenvalue, or 1e-12 / 2^20, would accept it).
+    (b) A = diag(2^20, 1, 1 - 2^-30), r = 2: gap 9.3e-10 is 4 eps ||A||: refused, though it is 9.3e-10 of
+    lambda_2 = 1. (c) A = diag(2^20, 1, 0.25), r = 2: resolvable, accepted: X* = (e_1, e_2)."""
+    b = 1024.0 * (1 - 2.0**-44)
+    for diag, r in (((1024.0, b, 0.0), 1), ((1024.0, 1.0, 1 - 2.0**-31), 2)):
+        P = StiefelKPCA([np.diag(diag)], r)
+        lam = P.eigenvalues()
+        assert lam[r - 1] - lam[r] <= 1e-12 * 2.0**20
+        with pytest.raises(ValueError, match=r"^StiefelKPCA\.optimum: lambda_r = lambda_\(r\+1\) to rounding \(gap .*, "
+                                             r"tolerance 1\.049e-06\): the optimal subspace is not unique$"):
+            P.optimum()
+    P = StiefelKPCA([np.diag([1024.0, 1.0, 0.5])], 2)
+    np.testing.assert_array_equal(P.optimum(), np.eye(3)[:, :2])
