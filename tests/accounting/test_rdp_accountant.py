@@ -1403,3 +1403,29 @@ def test_without_replacement_fractional_order_is_at_most_the_chord_of_its_intege
     assert got[1] <= chord * (1 + 1e-12)
     coupling = rdp.coupling_subsampling_rdp([alpha], q, rdp.gaussian_rdp([alpha], z))[0]
     assert got[1] <= coupling * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("z", [1.0, 1e4])
+def test_order_search_evaluates_logarithmically_many_orders(z, monkeypatch):
+    """The search's cost, as its docstring states it: per local minimum of eps on the grid, the
+    BRACKET_SCAN + 1 = 9 scan orders, the 2 canonical orders next to the grid order, and for every
+    local minimum of the scan a Fibonacci search, one new order per step, over at most a quarter of the
+    bracket (two scan steps), i.e. at most ceil(log_phi(n / 4)) + 3 orders for a bracket of n canonical
+    orders (phi = golden ratio). The Gaussian's eps is convex in the order, so there is one local
+    minimum on the grid and one on the scan. z = 1 (best order 5.43, bracket [5.25, 5.75]: 1,115
+    canonical orders) and z = 1e4 (best order 18401, above the grid: bracket [896, 2^20], 1,047,681
+    orders): at most 9 + 2 + 12 + 3 = 26 and 9 + 2 + 26 + 3 = 40 orders (22 and 36 measured), counted
+    at RdpAccountant._curve_at (each call is one order: the search evaluates orders on their own). A
+    search whose steps do not shrink the bracket geometrically evaluates thousands."""
+    calls = []
+    acc = rdp.RdpAccountant().compose(Gaussian(z))
+    curve_at = rdp.RdpAccountant._curve_at
+    monkeypatch.setattr(rdp.RdpAccountant, "_curve_at", lambda self, a: (calls.append(len(a)), curve_at(self, a))[1])
+    eps, order = acc.get_epsilon_and_order(1e-5)
+    assert set(calls) == {1}
+    lo_order, hi_order = (5.25, 5.75) if z == 1.0 else (896.0, rdp.MAX_ORDER)
+    assert lo_order < order < hi_order
+    n = rdp.canonical_index(hi_order, up=True) - rdp.canonical_index(lo_order, up=False) + 1
+    phi = (1 + math.sqrt(5)) / 2
+    bound = rdp.BRACKET_SCAN + 1 + 2 + math.ceil(math.log(n / 4) / math.log(phi)) + 3
+    assert len(calls) <= bound == (26 if z == 1.0 else 40)
