@@ -685,7 +685,6 @@ def test_order_search_finds_the_global_minimum_on_either_side_of_the_without_rep
     assert got == eps[best] and order == orders[best]
 
 
-
 @pytest.mark.parametrize("N,m,z,T,delta,best", [
     (2124, 144, 188.65871235290288, 8, 9.352955678126117e-09, 411.0),
     (326, 18, 163.25721511868952, 14, 1.3890576179231673e-12, 363.0),
@@ -694,18 +693,18 @@ def test_order_search_brackets_a_grid_minimum_by_its_two_grid_neighbours_above_t
     """Without-replacement runs whose best order lies above the switch at 256, between the grid orders
     320, 384 and 448, with 384 the grid's local minimum above the switch (the second grid order of that
     piece): the search must cover the canonical orders of [320, 448], whose minimum (411 and 363) is
-    below eps at 384 by 0.86% and 0.72%. Truth: the improved conversion at every integer order from 257
-    to 1024, one batch (above 256 the bound is the coupling one, integer orders only). (From 300 seeded
-    random runs: with the bracket's left end read two grid orders down, which wraps to the piece's last
-    order for its second, the search reported the grid order 384 in 21 of 799 conversions.)"""
+    below eps at 384 by 0.86% and 0.72%. Truth: the improved conversion at every canonical order from
+    257 to 1024 (the integers there; above 256 the bound is the coupling one). (From 300 seeded random
+    runs: with the bracket's left end read two grid orders down, which wraps to the piece's last order
+    for its second, the search reported the grid order 384 in 21 of 799 conversions.)"""
     ev = SelfComposed(SampledWithoutReplacement(N, m, Gaussian(z)), T)
     got, order = rdp.RdpAccountant().compose(ev).get_epsilon_and_order(delta)
-    o = np.arange(257.0, 1025.0)
-    r = rdp.RdpAccountant(orders=o).compose(ev).rdp_curve
-    eps = r + np.log1p(-1 / o) - (math.log(delta) + np.log(o)) / (o - 1)
+    o, eps = _eps_at_every_canonical_order(ev, delta, 257.0, 1024.0)
+    assert np.array_equal(o, np.arange(257.0, 1025.0))
     assert order == o[int(np.argmin(eps))] == best
     assert got == pytest.approx(eps.min(), rel=1e-13, abs=0)
     assert eps[o == 384.0][0] > got * 1.007  # the grid order alone is not the answer
+
 
 def _eps_at_every_canonical_order(ev, delta, a, b):
     """The canonical orders of [a, b] and the improved conversion (Canonne, Kamath and Steinke (2020),
@@ -761,6 +760,7 @@ def test_order_search_finds_a_basin_away_from_the_grid_minimum_inside_its_bracke
     cusp = rdp.canonical_index(1.5, up=False) - rdp.canonical_index(1.25, up=False)
     assert eps[cusp] > got * 1.005 and eps[cusp] == eps[orders > 1.4].min()  # the other basin: its cusp
     assert eps[(orders > 1.35) & (orders < 1.45)].max() > got * 1.04  # the ridge between them
+
 
 def test_canonical_orders_and_their_index():
     """canonical_order(k) = 1 + 1e-6 exp(k log(1 + 1e-4)) from k = 0 (the search's floor 1 + 1e-6) up to
