@@ -48,8 +48,10 @@ def public(method: str):
     """Decorator of a public problem method that turns every failure into one ``ValueError``.
 
     Helper, not a paper formula: floating-point warnings are silenced; :class:`Refusal`,
-    ``OverflowError`` and ``LinAlgError`` become ``ValueError`` naming ``<Problem>.<method>``, and a
-    result that is not finite is refused the same way.
+    ``OverflowError`` and ``LinAlgError`` become ``ValueError`` naming ``<Problem>.<method>``, a
+    ``ValueError`` of a map the method calls (a manifold's ``log`` or ``dist``) is re-raised with
+    ``<Problem>.<method>: `` in front of its own message, and a result that is not finite is refused
+    the same way.
 
     Parameters
     ----------
@@ -72,6 +74,12 @@ def public(method: str):
                 raise ValueError(f"{self.name}.{method}: {exc}") from None
             except (OverflowError, np.linalg.LinAlgError) as exc:
                 raise ValueError(f"{self.name}.{method}: not computable in float64 ({exc})") from None
+            except ValueError as exc:
+                # a refusal of a map the method calls (a manifold's Log, dist, ...): keep its words and
+                # say which problem method met it; the method's own checks already name it
+                if str(exc).startswith(f"{self.name}."):
+                    raise
+                raise ValueError(f"{self.name}.{method}: {exc}") from None
             arr = np.asarray(out, dtype=np.float64)
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{self.name}.{method}: the result overflows float64 "

@@ -136,6 +136,25 @@ def test_problem_helpers_refuse_with_their_messages():
         P.f_ij(np.array([-1e200]), 0, 0)
 
 
+def test_a_refusal_of_the_manifold_names_the_problem_method_in_front():
+    """A manifold map's own refusal (Euclidean.log: y - x = 2e308 overflows; Sphere.log: antipodal
+    points) reaches the caller with ``<Problem>.<method>: `` in front of the manifold's words, so the
+    user learns both which problem call and which map failed; a refusal the method makes itself is
+    not prefixed twice."""
+    P = FrechetMean(Euclidean(1), [np.array([[1e308]])])
+    with pytest.raises(ValueError, match=r"^FrechetMean\.rgrad_ij: Euclidean\.log: the result overflows float64"):
+        P.rgrad_ij(np.array([-1e308]), 0, 0)
+    with pytest.raises(ValueError, match=r"^FrechetMean\.rgrad: Euclidean\.log: the result overflows float64"):
+        P.rgrad(np.array([-1e308]))
+    with pytest.raises(ValueError, match=r"^FrechetMean\.f_ij: Euclidean\.dist: the result overflows float64"):
+        P.f_ij(np.array([-1e308]), 0, 0)
+    S = FrechetMean(Sphere(2), [np.array([[1.0, 0.0, 0.0]])])
+    with pytest.raises(ValueError, match=r"^FrechetMean\.rgrad_ij: Sphere\.log: y is \(numerically\) antipodal to x"):
+        S.rgrad_ij(np.array([-1.0, 0.0, 0.0]), 0, 0)
+    with pytest.raises(ValueError, match=r"^FrechetMean\.rgrad_ij: agent index i=3 out of range \[0, 0\]$"):
+        S.rgrad_ij(np.array([1.0, 0.0, 0.0]), 3, 0)
+
+
 def test_the_euclidean_gradient_is_not_provided():
     """FrechetMean defines the loss and its Riemannian gradient only: asking for a Euclidean gradient
     raises NotImplementedError (a ValueError blaming the data or the point, as for a result that
