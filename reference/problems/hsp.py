@@ -140,7 +140,8 @@ def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float =
     :func:`dist2_hessian` summed with the weights. If it is positive definite the direction is the
     Newton step, otherwise the gradient step :math:`-\operatorname{grad} g/(2\sum_{a_k>0}a_k)`; the
     step is halved until the Armijo condition holds (constant :math:`10^{-4}`), or, once :math:`g` no
-    longer changes beyond rounding, until the gradient norm decreases. With negative :math:`a_k`,
+    longer changes beyond rounding, until the gradient norm decreases; a trial point that ``Lorentz.exp``
+    refuses (beyond float64's model) is a failed trial. With negative :math:`a_k`,
     :math:`g` need not be convex and the result is a stationary point reached from ``x0``.
 
     Parameters
@@ -169,7 +170,8 @@ def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float =
     ------
     ValueError
         If the weights do not have a positive sum, or the gradient norm does not reach ``tol`` in
-        ``max_iter`` steps.
+        ``max_iter`` steps (the message gives the last iterate's distance to the data: a minimiser far
+        out, as negative weights can put it, is beyond float64's resolution of the gradient).
     """
     a = np.asarray(a, dtype=np.float64)
     if not a.sum() > 0:
@@ -204,8 +206,12 @@ def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float =
         slope = M.inner(x, G, eta)
         s = 1.0
         for _ in range(60):
-            y = M.exp(x, s * eta)
-            gy = g(y)
+            try:
+                y = M.exp(x, s * eta)
+                gy = g(y)
+            except ValueError:  # the trial point leaves float64's model (a Newton step of a flat Hessian)
+                s *= 0.5
+                continue
             if gy <= gx + 1e-4 * s * slope:
                 break
             if abs(gy - gx) <= 1e-13 * (abs(gx) + 1e-300) and M.norm(y, grad(y)) < gn:
@@ -214,7 +220,11 @@ def lorentz_weighted_mean(M: Lorentz, Y: np.ndarray, a: np.ndarray, tol: float =
         else:  # no acceptable step: rounding floor reached
             break
         x, gx = y, gy
-    raise ValueError(f"lorentz_weighted_mean: gradient norm {gn:.3e} after {k} iterations, tolerance {tol:.1e} not reached")
+    far = min(M.dist(x, y) for y in Y)
+    raise ValueError(f"lorentz_weighted_mean: gradient norm {gn:.3e} after {k} iterations, tolerance {tol:.1e} not reached "
+                     f"(last iterate at distance {far:.3g} from the nearest point, x_0 = {x[0]:.3g}; with negative weights "
+                     f"sum|a_k| / sum a_k = {np.abs(a).sum() / a.sum():.3g} and the minimiser can lie far out, where float64 "
+                     "cannot resolve the gradient, or in a long curved valley)")
 
 
 class HyperbolicStructuredPrediction(FederatedProblem):

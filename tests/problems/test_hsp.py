@@ -175,6 +175,29 @@ def test_weighted_mean_refuses_nonpositive_total_weight():
         lorentz_weighted_mean(M, Y, np.array([0.5, -0.5]))
 
 
+def test_weighted_mean_with_a_negative_weight_against_the_closed_form_on_a_geodesic():
+    """Two points at distance r, weights a_1 < 0 < a_2 with a_1 + a_2 > 0: on the geodesic through them,
+    beyond y_2, g = a_1 t^2 + a_2 (t - r)^2 is least at t = a_2 r / (a_1 + a_2) (dist to y_1; to y_2:
+    t - r). Off the geodesic both distances grow by the same amount to second order, which the positive
+    total weight turns into an increase, so this is the minimiser. r = 2, a = (-1, 1.5): t = 6;
+    r = 5, a = (-1, 2): t = 10 (x_0 = cosh 10 = 1.1e4, Newton steps from a nearly flat Hessian).
+    With a = (-1.29, 1.42) and r = 5 the minimiser is at t = 54.6 (x_0 = 2.6e23), where float64 cannot
+    resolve the gradient to 1e-10: the solver says so in its own name (its first Newton trial had left
+    the model and Lorentz.exp's overflow message used to come out instead)."""
+    M = Lorentz(2)
+    o = M.origin()
+    for r, a, t in ((2.0, (-1.0, 1.5), 6.0), (5.0, (-1.0, 2.0), 10.0)):
+        Y = np.stack([o, M.exp(o, np.array([0.0, r, 0.0]))])
+        x, info = lorentz_weighted_mean(M, Y, np.array(a))
+        assert info["grad_norm"] <= 1e-10
+        assert M.dist(x, Y[0]) == pytest.approx(t, rel=1e-12, abs=0.0)
+        assert M.dist(x, Y[1]) == pytest.approx(t - r, rel=1e-12, abs=0.0)
+    Y = np.stack([o, M.exp(o, np.array([0.0, 5.0, 0.0]))])
+    with pytest.raises(ValueError, match=r"^lorentz_weighted_mean: gradient norm .* not reached \(last iterate at distance 4[89]\.\d from "
+                                         r"the nearest point, x_0 = .*e\+2[23]; with negative weights sum\|a_k\| / sum a_k = 20\.8 "):
+        lorentz_weighted_mean(M, Y, np.array([-1.29, 1.42]))
+
+
 @given(seed=seeds)
 def test_optimum_has_zero_gradient_and_is_a_local_minimum(seed):
     """||grad f(h(w))|| <= 1e-10 x_0^2 and f does not decrease in any direction nearby (f need not be
@@ -383,7 +406,7 @@ def test_weighted_mean_from_a_given_start_and_its_iteration_limit():
     assert k >= 2 and info["grad_norm"] <= 1e-10
     x2, info2 = lorentz_weighted_mean(M, Y, w, tol=1e-10, max_iter=k, x0=x0)
     assert info2["iterations"] == k and np.array_equal(x2, x)
-    with pytest.raises(ValueError, match=rf"^lorentz_weighted_mean: gradient norm .* after {k - 1} iterations, tolerance 1.0e-10 not reached$"):
+    with pytest.raises(ValueError, match=rf"^lorentz_weighted_mean: gradient norm .* after {k - 1} iterations, tolerance 1.0e-10 not reached \(last iterate at distance "):
         lorentz_weighted_mean(M, Y, w, tol=1e-10, max_iter=k - 1, x0=x0)
     with pytest.raises(ValueError, match="lorentz_weighted_mean"):
         lorentz_weighted_mean(M, Y, w, x0=np.array([1.0, 1.0, 0.0]))
