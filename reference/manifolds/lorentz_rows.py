@@ -76,10 +76,15 @@ def dist_rows(U, V):
 def _chord_h_rows(X, Y):
     r""":math:`h = \cosh(\operatorname{dist}) - 1` for the rows of two stacks of points, by the forms and decisions of :func:`prirfed.reference.manifolds.lorentz.chord` (Huang et al. (2024), Section 6.3).
 
+    Only for the rows where :func:`dist_rows`'s plain form cancels, :math:`c_0^2 > \lVert\bar c\rVert^2/2`.
+    There :math:`\lVert\bar s\rVert^2 > 2`: :math:`|c_0| \le \lVert\bar c\rVert\lVert\bar s\rVert/(x_0 + y_0)`
+    and :math:`x_0 + y_0 \ge 2`, so :math:`\lVert\bar s\rVert^2 > (x_0 + y_0)^2/2 \ge 2`. So ``chord``'s
+    branch for :math:`\lVert\bar s\rVert \le 1` is never needed, and is not written.
+
     Parameters
     ----------
     X, Y : numpy.ndarray
-        Points of :math:`H^d`, shape ``(k, d + 1)``.
+        Points of :math:`H^d`, shape ``(k, d + 1)``, each row a pair whose plain form cancels.
 
     Returns
     -------
@@ -98,19 +103,18 @@ def _chord_h_rows(X, Y):
     both = (nx > TINY) & (ny > TINY)  # angular term; below TINY x_bar/nx underflows
     dh = xb / np.where(both, nx, 1.0)[:, None] - yb / np.where(both, ny, 1.0)[:, None]
     h = h + np.where(both, 0.5 * nx * ny * np.sum(dh * dh, axis=-1), 0.0)
-    s2 = np.sum(sb * sb, axis=-1)
-    s2_safe = np.where(s2 > 1.0, s2, 1.0)
-    perp = cb - (cs / s2_safe)[:, None] * sb
+    s2 = np.sum(sb * sb, axis=-1)  # > 2 (see above)
+    perp = cb - (cs / s2)[:, None] * sb
     pp = np.sum(perp * perp, axis=-1)
     wedge = np.maximum(x0, y0) > WEDGE_X0
     if np.any(wedge):  # the wedge sum_{i<j} (c_i s_j - c_j s_i)^2 / s2 (see lorentz._perp_square)
         cw, sw = cb[wedge], sb[wedge]
-        ns = np.sqrt(s2_safe[wedge])[:, None, None]
+        ns = np.sqrt(s2[wedge])[:, None, None]
         W = (cw[:, :, None] * sw[:, None, :] - cw[:, None, :] * sw[:, :, None]) / ns
         pp[wedge] = 0.5 * np.sum(W * W, axis=(1, 2))
-    rho2 = c0 * c0 / s2_safe
+    rho2 = c0 * c0 / s2
     den = np.where(h > 1.0, 1.0, 1.0 - rho2)  # rows of the polar form may have rho2 = 1 (far apart)
-    q = np.where(s2 > 1.0, (pp + 4.0 * rho2) / den, np.sum(cb * cb, axis=-1) - c0 * c0)
+    q = (pp + 4.0 * rho2) / den
     return np.where(h > 1.0, h, 0.5 * np.maximum(q, 0.0))
 
 

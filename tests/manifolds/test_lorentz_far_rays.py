@@ -282,3 +282,44 @@ def test_dist_rows_unchanged_where_the_plain_form_does_not_cancel():
     assert np.array_equal(d[plain], d_old[plain])
     for k in np.flatnonzero(~plain):
         assert rel_err(d[k], mp_dist(U[k], V[k])) <= 4 * EPS * (1 + max(U[k, 0], V[k, 0])), k
+
+
+def test_dist_rows_where_the_plain_form_cancels_off_the_ray():
+    """Rows in the cancelling regime (c_0^2 > ||c_bar||^2 / 2) that are not on one ray: x at radius r_1
+    (0 included: x_bar = 0 skips the angular term), y at a larger radius r_2 at an angle phi from x's
+    direction. Such rows take h = cosh(dist) - 1 by the polar form when h > 1, whose angular term
+    (1/2) n_x n_y ||x_bar/n_x - y_bar/n_y||^2 is then most of h, and by the chord form
+    (pp + 4 rho^2) / (1 - rho^2) when h <= 1, where rho^2 = c_0^2 / ||s_bar||^2 reaches about 0.2 (it is
+    ((e^t - 1)/(e^t + 1))^2 on a ray at distance t). The
+    rays of the tests above have no angular term and no row with h in (0.5, 2]. Every row within
+    4 eps (1 + max(x_0, y_0)) of the 450-digit distance, as above; the sweep is checked to reach each
+    form with a large angular share."""
+    rows, shares, hs, rho2s, at_origin = [], [], [], [], 0
+    for r1 in (0.0, 0.7, 2.0, 6.0, 21.0):
+        for dr in (0.05, 0.2, 0.4, 0.9, 1.1, 1.25, 1.6, 3.0, 12.0):
+            for phi in (1e-4, 1e-3, 0.01, 0.3, 1.2, 2.5):
+                xb = np.array([math.sinh(r1), 0.0, 0.0])
+                yb = math.sinh(r1 + dr) * np.array([math.cos(phi), math.sin(phi), 0.0])
+                x, y = lift(xb), lift(yb)
+                cb, sb = yb - xb, xb + yb
+                c0 = cb @ sb / (x[0] + y[0])
+                if not c0 * c0 > 0.5 * (cb @ cb):
+                    continue
+                nx, ny = np.linalg.norm(xb), np.linalg.norm(yb)
+                h = float(mpmath.cosh(mp_dist(x, y)) - 1)
+                rows.append((x, y))
+                hs.append(h)
+                shares.append(nx * ny * (1.0 - math.cos(phi)) / h)
+                rho2s.append(c0 * c0 / (sb @ sb))
+                at_origin += nx == 0.0
+    hs, shares, rho2s = np.array(hs), np.array(shares), np.array(rho2s)
+    for lo, hi in ((1.0, 2.0), (2.0, math.inf)):  # the polar form, with a large angular share
+        assert np.count_nonzero((shares > 0.05) & (hs > lo) & (hs <= hi)) >= 3, (lo, hi)
+    for lo, hi in ((0.0, 0.5), (0.5, 1.0)):  # the chord form, off the ray, with a large rho^2
+        assert np.count_nonzero((rho2s > 0.03) & (shares > 1e-3) & (hs > lo) & (hs <= hi)) >= 3, (lo, hi)
+    assert at_origin >= 3
+    U = np.stack([x for x, _ in rows])
+    V = np.stack([y for _, y in rows])
+    d = lr.dist_rows(U, V)
+    for k in range(len(rows)):
+        assert rel_err(d[k], mp_dist(U[k], V[k])) <= 4 * EPS * (1 + max(U[k, 0], V[k, 0])), (k, hs[k], shares[k])
