@@ -98,3 +98,28 @@ def test_ambient_arguments_are_read_without_validation_too():
     np.testing.assert_array_equal(Euclidean(3, validate=False).proj(x, [1.0, 2.0]), [1.0, 2.0])
     with pytest.raises(ValueError, match=r"^Euclidean\.proj: w has shape \(2,\), expected \(3,\)$"):
         Euclidean(3).proj(x, [1.0, 2.0])
+
+
+def test_points_that_are_not_real_numbers_are_refused_by_kind_and_not_cast():
+    """The input read of every manifold method (as_float_array) refuses what a silent float64 cast
+    would change or cannot read, naming the method, the argument and the kind: a complex point (the
+    cast drops the imaginary part), a boolean one (True -> 1.0), strings, a ragged list (NumPy cannot
+    make an array of it) and an object array holding a word (the kind is allowed, the cast fails).
+    An object array of numbers is read. Before this test a deleted raise of any of the three survived
+    the full run of the manifolds' mutants."""
+    from prirfed.reference.manifolds import Euclidean, Sphere
+    from prirfed.reference.manifolds.base import as_float_array
+
+    S = Sphere(2)
+    with pytest.raises(ValueError, match=r"^Sphere\.dist: x is a complex array \(dtype complex128\); expected real numbers$"):
+        S.dist(np.array([1.0, 0.0, 1e-3j]), np.array([1.0, 0.0, 0.0]))
+    with pytest.raises(ValueError, match=r"^Sphere\.dist: y is a boolean array \(dtype bool\); expected real numbers$"):
+        S.dist(np.array([1.0, 0.0, 0.0]), np.array([True, False, False]))
+    with pytest.raises(ValueError, match=r"^Euclidean\.exp: v is a string array \(dtype <U1\); expected real numbers$"):
+        Euclidean(2).exp(np.zeros(2), np.array(["1", "2"]))
+    with pytest.raises(ValueError, match=r"^Euclidean\.exp: v cannot be read as a float array \(.*inhomogeneous"):
+        Euclidean(2).exp(np.zeros(2), [[1.0, 2.0], [3.0]])
+    with pytest.raises(ValueError, match=r"^Euclidean\.exp: v cannot be read as a float array \(could not convert string to float: 'two'\)$"):
+        Euclidean(2).exp(np.zeros(2), np.array([1.0, "two"], dtype=object))
+    got = as_float_array("w", "a", np.array([1, 2.5], dtype=object), (2,))
+    assert got.dtype == np.float64 and got.tolist() == [1.0, 2.5]
