@@ -879,7 +879,7 @@ def test_log_and_dist_at_the_switch_to_the_direct_form_on_both_sides(cls):
 def test_eigh_is_exact_under_power_of_two_scaling_down_to_subnormal_entries():
     """_eigh divides by a power of two near max |A| before LAPACK and scales the eigenvalues back, so a
     matrix 2^e A' has exactly the eigenvectors of A' and the eigenvalues 2^e w' (rounded once), from
-    the top of the float64 range (e = 1000) down to subnormal entries (e = -1040, -1060). Without the
+    the top of the float64 range (e = 1000) down to subnormal entries (e = -1040, -1060, -1074). Without the
     scaling LAPACK's own eigenvalues of the subnormal matrix are off by 5.7e-10 (e = -1040) and 8e-4
     (e = -1060), relative (200 random 4 x 4 matrices, a throwaway check); a mutant that skipped the
     scaling for max |A| <= 1 survived the full manifolds run before this test."""
@@ -896,3 +896,35 @@ def test_eigh_is_exact_under_power_of_two_scaling_down_to_subnormal_entries():
             w1, Q1 = _eigh(A1)
             assert np.array_equal(Q, Q1), e
             assert np.array_equal(w, np.ldexp(w1, e)), e
+    # entries at the very bottom: 2^-1074 (the least subnormal) and its multiples, exact. The scale is
+    # 2^k <= max < 2^(k+1); for max = 2^-1074 half of it rounds to 0 (a division by zero)
+    for A in (np.array([[2.0, 1.0], [1.0, 3.0]]), np.eye(2)):  # max |A| 2^-1072.4 and 2^-1074: scales 2^-1073, 2^-1074
+        w, Q = _eigh(np.ldexp(A, -1074))
+        w1, Q1 = _eigh(A)
+        assert np.array_equal(Q, Q1) and np.array_equal(w, np.ldexp(w1, -1074))
+
+
+def test_the_symmetry_tolerance_is_1e_10_of_the_largest_entry_on_both_sides():
+    """check_point and check_tangent accept max |X - X^T| <= 1e-10 max |X| (the documented relative
+    symmetry tolerance, SYMMETRY_RTOL) and refuse anything above it, for points and tangent vectors
+    at scales 1 and 2^600: a defect of 0.9e-10 of the largest entry passes, 1.1e-10 is refused with
+    the defect and the tolerance in the message (a tolerance of 2e-10 or 5e-11 survived the full
+    manifolds run before this test)."""
+    M = RefSPD(3)
+    base = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    for scale in (1.0, 2.0**600):
+        X = base * scale
+        for frac, ok in ((0.9e-10, True), (1.1e-10, False)):
+            Y = X.copy()
+            Y[0, 1] += frac * 4.0 * scale  # the largest entry is 4 * scale
+            V = Y - np.diag(np.diag(Y)) + np.eye(3) * scale  # a tangent vector with the same defect
+            V[0, 0] = 4.0 * scale
+            if ok:
+                M.check_point(Y)
+                M.check_tangent(X, V)
+            else:
+                with pytest.raises(ValueError, match=r"^SPD\.check_point: .*matrix is not symmetric \(max \|X-X\^T\| = "
+                                                     r".*, tolerance .* = 1e-10 \* max\|X\|\)"):
+                    M.check_point(Y)
+                with pytest.raises(ValueError, match=r"not a symmetric matrix, so not in T_X SPD .*1e-10 \* max\|V\|\)"):
+                    M.check_tangent(X, V)
