@@ -928,3 +928,22 @@ def test_the_symmetry_tolerance_is_1e_10_of_the_largest_entry_on_both_sides():
                     M.check_point(Y)
                 with pytest.raises(ValueError, match=r"not a symmetric matrix, so not in T_X SPD .*1e-10 \* max\|V\|\)"):
                     M.check_tangent(X, V)
+
+
+def test_exp_refuses_by_its_two_documented_rules_on_both_sides():
+    """Exp_I(diag(s_1, s_2)) = diag(e^s_1, e^s_2). Two documented refusals:
+    the smallest eigenvalue of X^(-1/2) V X^(-1/2) below EXP_ARG_MIN = -708 (e^s would underflow):
+    diag(-710, 1) is refused by that rule even though the largest is fine; and a result with
+    lambda_min <= PD_MARGIN n eps lambda_max (64 * 2 * 2.2e-16 = 2.84e-14 for n = 2): e^-31 = 3.4e-14
+    of lambda_max passes, e^-31.4 = 2.3e-14 is refused with the rule in the message. (A check of the
+    largest eigenvalue instead of the smallest, and margins of 32 or 128, survived the full manifolds
+    run before this test.)"""
+    M = RefSPD(2)
+    eye = np.eye(2)
+    with pytest.raises(ValueError, match=r"^SPD\.exp: X\^\(-1/2\) V X\^\(-1/2\) has eigenvalue -7\.100e\+02 < -708\.0: "):
+        M.exp(eye, np.diag([-710.0, 1.0]))
+    Y = M.exp(eye, np.diag([-31.0, 0.0]))
+    assert Y[0, 0] == pytest.approx(math.exp(-31.0), rel=1e-13, abs=0) and Y[1, 1] == pytest.approx(1.0, rel=1e-15, abs=0)
+    with pytest.raises(ValueError, match=r"^SPD\.exp: the result is not positive definite to working accuracy in float64 "
+                                         r"\(eigenvalues in \[2\.3\d\de-14, 1\.000e\+00\], lambda_min <= 64 n eps lambda_max"):
+        M.exp(eye, np.diag([-31.4, 0.0]))
