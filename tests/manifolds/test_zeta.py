@@ -36,8 +36,10 @@ def test_zeta_on_both_sides_of_the_old_series_threshold(x):
 
 
 def test_zeta_nonnegative_curvature_is_one():
-    assert zeta(0.0, 3.0) == 1.0
-    assert zeta(1.0, 3.0) == 1.0
+    """zeta = 1 for every kappa_min >= 0, not only 0 and 1 (a rule kappa_min >= 1 took the square root
+    of -0.5 and survived the manifolds run while only those two were tested)."""
+    for kappa in (0.0, 1e-300, 0.5, 1.0, 7.0):
+        assert zeta(kappa, 3.0) == 1.0
 
 
 def test_zeta_grows_like_sqrt_kappa_D():
