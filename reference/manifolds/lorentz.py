@@ -498,9 +498,14 @@ class Lorentz(Manifold):
     def transp(self, x, y, v):
         """Parallel transport along the geodesic: v + <y, v>_L / (1 - <x, y>_L) (x + y).
 
-        For v in T_x, <y, v>_L = <c, v>_L with c = y - x (no cancellation when y is near x), and
-        1 - <x, y>_L = 2 + h >= 2 with h = cosh(dist) - 1 from :func:`chord`. The space part is
-        the formula's; the time coordinate follows from tangency at y.
+        For v in T_x, <y, v>_L = <p, v>_L with p = c - h x, c = y - x and h = cosh(dist) - 1 from
+        :func:`chord`: <x, v>_L = 0, and p = proj_x(c) is tangent at x (<x, c>_L = -h), the space part
+        of Log_x(y) times sinh(dist)/dist. So <y, v>_L is the metric of two tangent vectors at x, read
+        from their space parts by :func:`tangent_inner` without cancellation. The plain
+        c_bar . v_bar - c_0 v_0 cancels two terms of size x_0^2 ||v|| at a far point: at x_0 = 2.4e8 it
+        changed the norm of a transported unit vector by up to 10% (the verified twin's, by 95%). Then
+        1 - <x, y>_L = 2 + h >= 2. The space part is the formula's; the time coordinate follows from
+        tangency at y.
         """
         x = self._pt("transp", x)
         y = self._pt("transp", y, "y")
@@ -508,8 +513,10 @@ class Lorentz(Manifold):
         cb, c0, h = chord(x, y)
         w = np.empty_like(v)
         with np.errstate(over="ignore", invalid="ignore"):
-            v0 = float(x[1:] @ v[1:]) / time_coordinate(x[1:])
-            beta = (float(cb @ v[1:]) - c0 * v0) / (2.0 + h)
+            p = np.empty_like(v)
+            p[0] = 0.0  # (tangent_inner reads the space parts only)
+            p[1:] = cb - h * x[1:]
+            beta = tangent_inner(x, p, v) / (2.0 + h)
             w[1:] = v[1:] + beta * (x[1:] + y[1:])
             w[0] = float(y[1:] @ w[1:]) / time_coordinate(y[1:])
         return self._out("transp", w)

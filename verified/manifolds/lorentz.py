@@ -288,19 +288,16 @@ def log_into(x, y, out):
 
 @njit(cache=True, inline="always")
 def _transp_into(x, y, v, out):
+    """out = PT_{x->y} v with <y, v>_L read as the metric at x of p = c - h x and v (reference:
+    Lorentz.transp; p's space part is written into ``out`` first, then overwritten)."""
     n = x.shape[0]
     c0, h = _chord_c0_h(x, y)
-    xv = 0.0
-    cv = 0.0
-    xx = 0.0
     yy = 0.0
+    out[0] = 0.0
     for i in range(1, n):
-        xv += x[i] * v[i]
-        cv += (y[i] - x[i]) * v[i]
-        xx += x[i] * x[i]
+        out[i] = (y[i] - x[i]) - h * x[i]
         yy += y[i] * y[i]
-    v0 = xv / math.sqrt(1.0 + xx)
-    beta = (cv - c0 * v0) / (2.0 + h)
+    beta = inner_kernel(x, out, v) / (2.0 + h)
     s = 0.0
     for i in range(1, n):
         oi = v[i] + beta * (x[i] + y[i])
