@@ -945,5 +945,21 @@ def test_exp_refuses_by_its_two_documented_rules_on_both_sides():
     Y = M.exp(eye, np.diag([-31.0, 0.0]))
     assert Y[0, 0] == pytest.approx(math.exp(-31.0), rel=1e-13, abs=0) and Y[1, 1] == pytest.approx(1.0, rel=1e-15, abs=0)
     with pytest.raises(ValueError, match=r"^SPD\.exp: the result is not positive definite to working accuracy in float64 "
-                                         r"\(eigenvalues in \[2\.3\d\de-14, 1\.000e\+00\], lambda_min <= 64 n eps lambda_max"):
+                                         r"\(eigenvalues in \[2\.3\d\de-14, 1\.000e\+00\], lambda_min <= 64 n eps lambda_max; "
+                                         r"X\^\(-1/2\) V X\^\(-1/2\) has eigenvalues in \[-31\.4, 0\], so cond\(result\) is about "
+                                         r"cond\(X\) e\^31\.4\): its condition number is beyond float64$"):
         M.exp(eye, np.diag([-31.4, 0.0]))
+
+
+def test_a_matrix_that_is_not_positive_definite_is_refused_with_its_smallest_eigenvalue_at_any_scale():
+    """check_point names the smallest eigenvalue of a symmetric matrix that is not positive definite,
+    computed on the matrix divided by a power of two near its largest entry and scaled back: diag(-3, 5)
+    times 2^k has smallest eigenvalue -3 * 2^k, shown to 4 digits, for k = 0, 100, -100 and 1000 (a
+    result divided by the scale instead of multiplied survived the manifolds run: the tests had only
+    checked the verdict)."""
+    M = RefSPD(2)
+    for k in (0, 100, -100, 1000):
+        want = -3.0 * 2.0**k
+        with pytest.raises(ValueError, match=rf"^SPD\.check_point: .*matrix is not positive definite \(smallest eigenvalue "
+                                             rf"{want:.3e} <= 0\)".replace("+", "\\+")):
+            M.check_point(np.diag([-3.0, 5.0]) * 2.0**k)
