@@ -963,3 +963,20 @@ def test_a_matrix_that_is_not_positive_definite_is_refused_with_its_smallest_eig
         with pytest.raises(ValueError, match=rf"^SPD\.check_point: .*matrix is not positive definite \(smallest eigenvalue "
                                              rf"{want:.3e} <= 0\)".replace("+", "\\+")):
             M.check_point(np.diag([-3.0, 5.0]) * 2.0**k)
+
+
+def test_retraction_maps_refuse_with_their_own_messages():
+    """Three refusals, each by its own check and message (deleting or weakening any of them survived the
+    manifolds run, another check downstream refusing the same input with another message):
+    inv_retr's image check reads the smallest eigenvalue of X^(-1/2)(2Y - X)X^(-1/2): at X = I,
+    Y = diag(0.25, 1) it is 2 * 0.25 - 1 = -0.5 while the largest is 1; retr's overflow check at
+    X = V = 1e308 I (X + V overflows); proj validates its base point (diag(1, -1) is not positive
+    definite, smallest eigenvalue -1)."""
+    M = RefSPD(2)
+    with pytest.raises(ValueError, match=r"^SPD\.inv_retr: y is outside the image of the retraction: 2Y - X is not positive "
+                                         r"definite \(smallest eigenvalue of X\^\(-1/2\)\(2Y - X\)X\^\(-1/2\) = -5\.000e-01 <= 0\)$"):
+        M.inv_retr(np.eye(2), np.diag([0.25, 1.0]))
+    with pytest.raises(ValueError, match=r"^SPD\.retr: the result overflows float64 \(max finite entry 0\.000e\+00; 2 entries are inf or NaN\)$"):
+        M.retr(np.eye(2) * 1e308, np.eye(2) * 1e308)
+    with pytest.raises(ValueError, match=r"^SPD\.proj: x: matrix is not positive definite \(smallest eigenvalue -1\.000e\+00 <= 0\)$"):
+        M.proj(np.diag([1.0, -1.0]), np.ones((2, 2)))
