@@ -38,7 +38,7 @@ import sys
 import numpy as np
 from numba import njit
 
-from prirfed.reference.manifolds.lorentz import SERIES_THRESHOLD, TINY
+from prirfed.reference.manifolds.lorentz import TINY
 from prirfed.reference.manifolds.lorentz import Lorentz as _ReferenceLorentz
 from .checks import BatchRows
 from .common import KernelMetric, contiguous as _c
@@ -52,7 +52,6 @@ __all__ = [
     "exp_batch", "log_batch", "dist_batch", "transp_batch",
 ]
 
-_THRESHOLD = SERIES_THRESHOLD
 _TINY = TINY
 _X0_MAX = 3.273390607896142e150  # = reference X0_MAX = 2^500 (a literal: Numba caches globals)
 _WEDGE_X0 = 67108864.0  # = reference WEDGE_X0 = 2^26 (a literal: Numba caches globals)
@@ -159,9 +158,8 @@ def egrad2rgrad_kernel(x, g):
 def sinhc_kernel(t):
     """Verified twin of :func:`prirfed.reference.manifolds.lorentz.sinhc`."""
     t = abs(t)
-    if t < _THRESHOLD:
-        t2 = t * t
-        return 1.0 + t2 / 6.0 + t2 * t2 / 120.0
+    if t == 0.0:
+        return 1.0
     return math.sinh(t) / t
 
 
@@ -169,9 +167,8 @@ def sinhc_kernel(t):
 def t_over_sinh_kernel(t):
     """Verified twin of :func:`prirfed.reference.manifolds.lorentz.t_over_sinh`."""
     t = abs(t)
-    if t < _THRESHOLD:
-        t2 = t * t
-        return 1.0 - t2 / 6.0 + 7.0 * t2 * t2 / 360.0
+    if t == 0.0:
+        return 1.0
     return t / math.sinh(t)
 
 
