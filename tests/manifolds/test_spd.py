@@ -963,6 +963,9 @@ def test_a_matrix_that_is_not_positive_definite_is_refused_with_its_smallest_eig
         with pytest.raises(ValueError, match=rf"^SPD\.check_point: .*matrix is not positive definite \(smallest eigenvalue "
                                              rf"{want:.3e} <= 0\)".replace("+", "\\+")):
             M.check_point(np.diag([-3.0, 5.0]) * 2.0**k)
+    for n in (1, 2):  # the zero matrix takes the unscaled branch; its smallest eigenvalue is 0
+        with pytest.raises(ValueError, match=r"^SPD\.check_point: matrix is not positive definite \(smallest eigenvalue 0\.000e\+00 <= 0\)$"):
+            RefSPD(n).check_point(np.zeros((n, n)))
 
 
 def test_retraction_maps_refuse_with_their_own_messages():
