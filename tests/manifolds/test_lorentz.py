@@ -816,3 +816,21 @@ def test_norm_of_tiny_and_huge_tangent_vectors_is_the_scaled_norm():
     for M in (R, V):  # at the origin, a vector along the first space axis only (the scale reads every space entry)
         for k in (-1000, 1000):
             assert M.norm(R.origin(), np.array([0.0, math.ldexp(3.0, k), 0.0, 0.0])) == math.ldexp(3.0, k)
+
+
+def test_exp_refuses_a_result_beyond_the_domain_x0_2_to_the_500():
+    """Points of the model have x_0 <= 2^500 (X0_MAX; acosh(2^500) = 347.3 from the origin). Exp from the
+    origin along either space axis by 347.0 lands at x_0 = cosh(347) = 2.5e150 and is returned; by
+    347.5 it would land at 4.1e150 and is refused, naming x_0, the bound, the start and the step, in both
+    twins. (A check of another coordinate, or of finiteness only, survived the manifolds run.)"""
+    from prirfed.verified.manifolds import Lorentz as VerLorentz
+
+    for M in (RefLorentz(2), VerLorentz(2)):
+        for axis in (1, 2):  # the other space coordinate stays 0
+            e = np.zeros(3)
+            e[axis] = 1.0
+            y = M.exp(M.origin(), 347.0 * e)
+            assert y[0] == pytest.approx(math.cosh(347.0), rel=1e-13, abs=0) and y[3 - axis] == 0.0
+            with pytest.raises(ValueError, match=r"^Lorentz\.exp: the result overflows the domain of the model \(x_0 = 4\.133e\+150 > "
+                                                 r"2\^500 = 3\.27e\+150; from x_0 = 1\.000e\+00 with \|\|v\|\|_L = 347\.5\)$"):
+                M.exp(M.origin(), 347.5 * e)
