@@ -14,6 +14,7 @@ def test_retracted_uses_the_retraction_pair_and_delegates_the_rest():
     x = M.random_point(rng)
     v = 0.3 * M.random_tangent(x, rng)
     np.testing.assert_array_equal(R.exp(x, v), M.retr(x, v))
+    np.testing.assert_array_equal(R.retr(x, v), M.retr(x, v))  # (x, v) in that order: retr(v, x) survived
     y = R.exp(x, v)
     np.testing.assert_array_equal(R.log(x, y), M.inv_retr(x, y))
     assert R.dist(x, y) == M.dist(x, y) and R.inner(x, v, v) == M.inner(x, v, v)
