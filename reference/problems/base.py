@@ -49,9 +49,8 @@ def public(method: str):
 
     Helper, not a paper formula: floating-point warnings are silenced; :class:`Refusal`,
     ``OverflowError`` and ``LinAlgError`` become ``ValueError`` naming ``<Problem>.<method>``, a
-    ``ValueError`` of a map the method calls (a manifold's ``log`` or ``dist``) is re-raised with
-    ``<Problem>.<method>: `` in front of its own message, and a result that is not finite is refused
-    the same way.
+    ``ValueError`` of a map the method calls (a manifold's ``log`` or ``dist``) is re-raised with its
+    own message after ``<Problem>.<method>:``, and a result that is not finite is refused the same way.
 
     Parameters
     ----------
