@@ -286,7 +286,8 @@ def log_into(x, y, out):
 @njit(cache=True, inline="always")
 def _transp_into(x, y, v, out):
     """out = PT_{x->y} v with <y, v>_L read as the metric at x of p = c - h x and v (reference:
-    Lorentz.transp; p's space part is written into ``out`` first, then overwritten)."""
+    Lorentz.transp; p's space part is written into ``out`` first, then overwritten, so ``out`` must
+    not be ``v``: both callers allocate it)."""
     n = x.shape[0]
     c0, h = _chord_c0_h(x, y)
     yy = 0.0
