@@ -51,18 +51,15 @@ __all__ = ["Sphere", "sinc_kernel", "inner_kernel", "norm_kernel", "proj_kernel"
 # them, so a change in the reference module would not recompile these kernels.
 # tests/manifolds/test_sphere.py::test_verified_constants_match_reference keeps them equal.
 _ANTI = 1.4901161193847656e-08  # = reference ANTIPODAL_TOL = sqrt(eps)
-_SERIES = 1e-4  # = reference SINC_SERIES_THRESHOLD
 _MAX_STEP = 4503599627370496.0  # = reference base.EXP_MAX_STEP = 2^52
 
 
 @njit(cache=True)
 def sinc_kernel(t):
-    """Verified twin of :func:`prirfed.reference.manifolds.sphere.sinc`: sin(t)/t with the Taylor series 1 - t^2/6 +
-    t^4/120 below SINC_SERIES_THRESHOLD (as reference.sinc)."""
+    """Verified twin of :func:`prirfed.reference.manifolds.sphere.sinc`: sin(t)/t for t != 0, 1 at 0."""
     t = abs(t)
-    if t < _SERIES:
-        t2 = t * t
-        return 1.0 - t2 / 6.0 * (1.0 - t2 / 20.0)
+    if t == 0.0:
+        return 1.0
     return math.sin(t) / t
 
 
