@@ -95,6 +95,14 @@ def sqrtm_and_invsqrtm(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     :math:`X^{1/2} = Q\,\mathrm{diag}(\sqrt w)\,Q^\top`, :math:`X^{-1/2} = Q\,\mathrm{diag}(1/\sqrt w)\,Q^\top`,
     both symmetrised.
 
+    The decomposition is of :math:`X / 4^j` with :math:`4^j \le \max|X_{ik}| < 4^{j+1}` (exact), and
+    the square roots are scaled back by :math:`2^{\pm j}` after the products (exact), so
+    :math:`(4^j X)^{1/2} = 2^j X^{1/2}` holds bit for bit. Scaling the eigenvalues back *before* the
+    square root, as before, rounded them into the subnormals for entries below about 1e-308 and
+    lost 1e-5 relative of :math:`X^{1/2}` at entries of 1e-319, and it overflowed to inf for
+    eigenvalues beyond the float64 range whose square roots are finite
+    (``test_sqrtm_is_exactly_homogeneous_under_powers_of_four``).
+
     Parameters
     ----------
     X : numpy.ndarray
@@ -107,10 +115,12 @@ def sqrtm_and_invsqrtm(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     X_inv_half : numpy.ndarray
         :math:`X^{-1/2}`.
     """
-    w, Q = _eigh(X)
+    m = float(np.max(np.abs(X))) if X.size else 0.0
+    j = (math.frexp(m)[1] - 1) // 2 if 0.0 < m < math.inf else 0  # 4^j <= m < 4^(j+1)
+    w, Q = _eigh(np.ldexp(X, -2 * j))
     r = np.sqrt(w)
-    X_half = sym((Q * r) @ Q.T)
-    X_minus_half = sym((Q / r) @ Q.T)
+    X_half = np.ldexp(sym((Q * r) @ Q.T), j)
+    X_minus_half = np.ldexp(sym((Q / r) @ Q.T), -j)
     return X_half, X_minus_half
 
 

@@ -904,6 +904,44 @@ def test_eigh_is_exact_under_power_of_two_scaling_down_to_subnormal_entries():
         assert np.array_equal(Q, Q1) and np.array_equal(w, np.ldexp(w1, -1074))
 
 
+@pytest.mark.parametrize("twin", ["reference", "verified"])
+def test_sqrtm_is_exactly_homogeneous_under_powers_of_four(twin):
+    """(4^j X)^{1/2} = 2^j X^{1/2} and (4^j X)^{-1/2} = 2^-j X^{-1/2} bit for bit, from entries near the
+    top of the float64 range (j = 510) down to subnormal ones (j = -520, -530: entries about 1e-319;
+    compared with the stored matrix scaled back, which is exact), and X^{1/2} of the subnormal matrix against mpmath (40 digits) to 1e-14. Before, the eigenvalues
+    were scaled back before the square root and rounded into the subnormals: X^{1/2} was off by 1.3e-5
+    relative at j = -530 (reference; 2.4e-5 verified), and a matrix with an eigenvalue beyond float64
+    but entries inside had an infinite square root."""
+    from prirfed.reference.manifolds.spd import sqrtm_and_invsqrtm
+
+    f = sqrtm_and_invsqrtm if twin == "reference" else vspd.sqrtm_and_invsqrtm_kernel
+    rng = np.random.default_rng(11)
+    mpmath.mp.dps = 40
+    for _ in range(5):
+        G = rng.normal(size=(4, 4))
+        A = G @ G.T + 0.1 * np.eye(4)
+        A = A / np.max(np.abs(A))  # entries in (0, 1]: its own scale is 4^-1 or 4^0
+        for j in (510, 100, -100, -520, -530):
+            X = np.ldexp(A, 2 * j)
+            A1 = np.ldexp(X, -2 * j)  # the stored matrix back at unit scale (exact; = A unless X rounded)
+            H, Hi = f(A1)
+            Hj, Hij = f(X)
+            assert np.array_equal(Hj, np.ldexp(H, j)), j
+            assert np.array_equal(Hij, np.ldexp(Hi, -j)), j
+        X = np.ldexp(A, -1060)  # subnormal entries (about 14 significant bits): the oracle uses X as stored
+        Xm = mpmath.matrix([[mpmath.mpf(float(t)) for t in row] for row in X])
+        E, Q = mpmath.eigsy(Xm)
+        Sm = Q * mpmath.diag([mpmath.sqrt(e) for e in E]) * Q.T
+        want = np.array([[float(Sm[i, k]) for k in range(4)] for i in range(4)])
+        got, _ = f(X)
+        assert np.max(np.abs(got - want)) <= 1e-14 * np.max(np.abs(want))
+    # entries inside float64, eigenvalue 1.9 * 2^1023 beyond it: the square roots are finite
+    X = np.array([[1.0, 0.9], [0.9, 1.0]]) * 2.0**1023
+    H, Hi = f(X)
+    assert np.all(np.isfinite(H)) and np.all(np.isfinite(Hi))
+    assert abs(H[0, 0] - (math.sqrt(1.9) + math.sqrt(0.1)) / 2 * 2.0**511.5) <= 1e-14 * H[0, 0]
+
+
 def test_the_symmetry_tolerance_is_1e_10_of_the_largest_entry_on_both_sides():
     """check_point and check_tangent accept max |X - X^T| <= 1e-10 max |X| (the documented relative
     symmetry tolerance, SYMMETRY_RTOL) and refuse anything above it, for points and tangent vectors

@@ -260,10 +260,15 @@ def eigh_kernel(a):
 @njit(cache=True)
 def sqrtm_and_invsqrtm_kernel(x):
     """Verified twin of :func:`prirfed.reference.manifolds.spd.sqrtm_and_invsqrtm`: X^{1/2}, X^{-1/2} from one eigh
-    (reference: sqrtm_and_invsqrtm)."""
-    w, q = eigh_kernel(x)
+    (reference: sqrtm_and_invsqrtm), from the eigendecomposition of x / 4^j, 4^j <= max |x| < 4^(j+1), and
+    scaled back by 2^(+-j) after the products (exact; (4^j x)^{1/2} = 2^j x^{1/2} bit for bit)."""
+    m = _max_abs(x)
+    j = 0
+    if 0.0 < m < math.inf:
+        j = (math.frexp(m)[1] - 1) // 2
+    w, q = eigh_kernel(_ldexp_all(x, -2 * j))
     r = np.sqrt(w)
-    return kdkt_kernel(q, r), kdkt_kernel(q, 1.0 / r)
+    return _ldexp_all(kdkt_kernel(q, r), j), _ldexp_all(kdkt_kernel(q, 1.0 / r), -j)
 
 
 @njit(cache=True)
