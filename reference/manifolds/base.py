@@ -446,5 +446,5 @@ class Manifold(abc.ABC):
         z = rng.standard_normal(self.dim)
         return self._out("random_tangent", np.tensordot(z, E, axes=1))
 
-    def __repr__(self) -> str:  # pragma: no cover - cosmetic
+    def __repr__(self) -> str:
         return f"{self.name}(dim={self.dim})"

@@ -12,7 +12,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from prirfed.reference.manifolds.base import dot2, finite_or_raise, norm2
+from prirfed.reference.manifolds.base import Manifold, dot2, finite_or_raise, norm2
 
 mpmath.mp.dps = 50
 
@@ -123,3 +123,58 @@ def test_points_that_are_not_real_numbers_are_refused_by_kind_and_not_cast():
         Euclidean(2).exp(np.zeros(2), np.array([1.0, "two"], dtype=object))
     got = as_float_array("w", "a", np.array([1, 2.5], dtype=object), (2,))
     assert got.dtype == np.float64 and got.tolist() == [1.0, 2.5]
+
+
+class _Conformal(Manifold):
+    """R^2 with the conformal metric <u, v>_x = (1 + |x|^2) u.v: a user's manifold that keeps the
+    contract's default norm and repr (every built-in manifold overrides both)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dim, self.ambient_shape, self.curvature_bounds = 2, (2,), (-math.inf, math.inf)
+
+    def _point_defect(self, x):
+        return None
+
+    def _tangent_defect(self, x, v):
+        return None
+
+    def inner(self, x, u, v):
+        return float((1.0 + x @ x) * (u @ v))
+
+    def _unused(self, *args):
+        raise NotImplementedError
+
+    proj = egrad2rgrad = exp = log = dist = transp = retr = inv_retr = _unused
+    tangent_basis = random_point = _unused
+
+
+def test_the_default_norm_is_the_square_root_of_the_metric_and_refuses_nan():
+    """Manifold.norm (kept by a user's subclass): ||u||_x = sqrt(<u, u>_x), here sqrt((1 + |x|^2)|u|^2)
+    in closed form: x = (1, 2), u = (0.03, 0.04) gives sqrt(6 * 0.0025) = sqrt(0.015). A vector with a
+    NaN entry is refused with the method named, never measured as 0 (max(0, nan) in Python is 0, and
+    max(nan, 0) is nan). The mutants that returned None, swapped x and u, clamped at 1 or took max(0,
+    .) first survived the manifolds run before this test: no built-in manifold uses the default."""
+    M = _Conformal()
+    x = np.array([1.0, 2.0])
+    got = M.norm(x, np.array([0.03, 0.04]))
+    assert abs(got - math.sqrt(0.015)) <= 2 * math.ulp(math.sqrt(0.015))
+    assert M.norm(x, np.zeros(2)) == 0.0
+    with pytest.raises(ValueError, match=r"^_Conformal\.norm: "):
+        M.norm(x, np.array([math.nan, 0.0]))
+    assert repr(M) == "_Conformal(dim=2)"
+
+
+def test_check_tangent_names_the_method_then_the_argument():
+    """check_tangent's messages read '<Class>.<method>: <argument> ...' for a wrong shape, a string and
+    a complex array (a mutant that swapped the two in the array check survived the manifolds run)."""
+    from prirfed.reference.manifolds import Sphere
+
+    M = Sphere(2)
+    x = np.array([0.0, 0.0, 1.0])
+    for v, what in ((np.zeros(4), r"has shape \(4,\), expected \(3,\)"), ("abc", "is a string array"),
+                    (np.array([1j, 0, 0]), "is a complex array")):
+        with pytest.raises(ValueError, match=r"^Sphere\.check_tangent: v " + what):
+            M.check_tangent(x, v)
+    with pytest.raises(ValueError, match=r"^Sphere\.exp: v has shape"):
+        M.exp(x, np.zeros(4))
