@@ -345,6 +345,13 @@ class Lorentz(Manifold):
     that pass theirs. ``exp`` refuses ``||v||_L > 700`` (cosh overflows) and results beyond the
     domain (``x_0 > X0_MAX``); every other method returns finite results or raises.
 
+    Accuracy far out: a stored point at distance :math:`r` from the origin carries a rounding
+    error of about :math:`\epsilon x_0 = \epsilon\cosh r` across its ray (5e-8 at r = 20, 1e-3 at
+    r = 30, 1 at r = 36.7), a floor for every method that reads ambient coordinates (``log``,
+    ``transp``, ``proj``, ``dist`` of close pairs). Pose problems near the origin (the space is
+    homogeneous; docs: "Hyperbolic space"; the note's sections 6 and 9): moving points already stored
+    far out does not restore their digits.
+
     Parameters
     ----------
     d : int
