@@ -412,17 +412,21 @@ def test_random_tangent_is_sum_of_basis_with_the_same_draws(cls):
 
 
 def test_random_point_is_haar_sign_fixed():
-    """First column of a Haar point is uniform on S^{n-1}: E x11 = 0, E x11^2 = 1/n.
+    """A Haar point X of St(4, 2) has E X = 0 (X and -X, and X with one column negated, have the same
+    law) and its first column is uniform on S^3: E x11^2 = 1/n.
 
-    N = 4000, St(4, 2): sd(mean x11) = 0.5/sqrt(N) = 0.0079, sd(mean x11^2) = 0.25/sqrt(N) = 0.004;
-    thresholds at 5 sd, false-alarm probability < 1e-6 each (fixed seed). An unsigned LAPACK QR
-    gives x11 = -|g1|/|g| < 0 always (mean about -0.42) and fails.
-    """
+    N = 20000: sd(mean x_ij) = 0.5/sqrt(N) = 0.0035 (Var x_ij = 1/n) and sd(mean x11^2) = 0.25/sqrt(N) =
+    0.0018 (Var x11^2 = 3/(n(n+2)) - 1/n^2 = 1/16); thresholds at 5 sd, false-alarm
+    probability < 6e-7 each, < 6e-6 for all nine (fixed seed). An unsigned LAPACK QR gives x11 =
+    -|g1|/|g| < 0 always (mean about -0.42); fixing the signs by diag(R) < 1 instead of < 0 depends on
+    the reflectors and biases E x11 to 0.042 and E x22 to 0.081 (measured, 40000 draws; with the first
+    entry alone and N = 4000 that mutant survived the manifolds run)."""
     M = RefStiefel(4, 2)
     rng = np.random.default_rng(61)
-    xs = np.array([M.random_point(rng)[0, 0] for _ in range(4000)])
-    assert abs(xs.mean()) < 5 * 0.0079
-    assert abs((xs**2).mean() - 0.25) < 5 * 0.004
+    xs = np.array([M.random_point(rng) for _ in range(20000)])
+    sd = 0.5 / math.sqrt(len(xs))
+    assert np.max(np.abs(xs.mean(axis=0))) < 5 * sd
+    assert abs((xs[:, 0, 0] ** 2).mean() - 0.25) < 5 * 0.25 / math.sqrt(len(xs))
 
 
 # ---------------------------------------------------------------------------- curvature
@@ -599,3 +603,113 @@ def test_log_newton_tolerance_on_both_sides(cls):
     with pytest.raises(ValueError, match=r"^Stiefel\.log: Newton iteration on Exp did not converge \(residual "
                                          r"\|\|Exp_x\(v\) - y\|\|_F = 1\.100e-11 after \d+ iterations, tolerance 1e-11\)"):
         M.log(x, (1.0 + 1.1e-11 / math.sqrt(2.0)) * y)
+
+
+# ---------------------------------------------------------------------------- refusals and helpers
+def test_pow2_at_least_is_the_documented_power_of_two():
+    """_pow2_at_least(m) = 2^e with 2^(e-1) <= m < 2^e for m > 1/2, capped at 2^1023, else 1 (its
+    docstring), at hand-checked points: 0.3 and 0.5 -> 1, 0.75 -> 1, 1 -> 2, 3 -> 4, 2^600 -> 2^601,
+    1e308 -> 2^1023 (not 2^1024, which overflows). Ten mutants of its constants survived the
+    manifolds run: the retractions that use it are scale-invariant, so only this contract pins it."""
+    from prirfed.reference.manifolds.stiefel import _pow2_at_least
+
+    for m, want in ((0.0, 1.0), (0.3, 1.0), (0.5, 1.0), (0.75, 1.0), (1.0, 2.0), (3.0, 4.0),
+                    (2.0**600, 2.0**601), (1e308, 2.0**1023)):
+        assert _pow2_at_least(m) == want, m
+
+
+def test_gauss_curvature_refuses_linearly_dependent_directions():
+    """K(U, V) divides by ||U||^2 ||V||^2 - <U, V>^2, exactly 0 for V = U and V = 2U: refused with the
+    reason, not returned as a NaN or inf (the refusal's deletion survived the manifolds run)."""
+    M = RefStiefel(5, 2)
+    rng = np.random.default_rng(3)
+    x = M.random_point(rng)
+    u = M.proj(x, rng.standard_normal((5, 2)))
+    for v in (u, 2.0 * u):
+        with pytest.raises(ValueError, match="U and V are linearly dependent"):
+            gauss_sectional_curvature(x, u, v)
+
+
+@pytest.mark.parametrize("cls", TWINS)
+def test_exp_refuses_steps_from_2_to_the_52_on(cls):
+    """Stiefel.exp's domain is ||V||_F < 2^52 (EXP_MAX_STEP): at exactly 2^52 and above it refuses and
+    says so; just below it returns a point (X = [I; 0], V = [0; t e_1 e_1^T], ||V||_F = t exactly)."""
+    M = cls(5, 2)
+    x = np.eye(5)[:, :2]
+    v = np.zeros((5, 2))
+    for t, ok in ((2.0**52 * (1 - 2.0**-52), True), (2.0**52, False), (2.0**60, False)):
+        v[2, 0] = t
+        if ok:
+            y = M.exp(x, v)
+            assert np.max(np.abs(y.T @ y - np.eye(2))) <= 64 * EPS_F
+        else:
+            with pytest.raises(ValueError, match=r"is not below 2\^52"):
+                M.exp(x, v)
+
+
+def test_exp_eas_refuses_its_own_loss_of_orthogonality():
+    """The literal EAS formula loses orthogonality like eps ||V||^2: at ||V|| = 3.6e5 its result is
+    off St(5, 2) by 4.5e-10 > 1e-10, and it refuses instead of returning it (measured; the check's
+    deletion survived the manifolds run). At ||V|| = 3.6e3 it returns a point."""
+    M = RefStiefel(5, 2)
+    x = np.eye(5)[:, :2]
+    v = np.zeros((5, 2))
+    v[2, 0], v[3, 1] = 3.0, 2.0
+    y = M.exp_eas(x, 1e3 * v)
+    assert np.max(np.abs(y.T @ y - np.eye(2))) <= 1e-10
+    with pytest.raises(ValueError, match=r"^Stiefel\.exp_eas: the result is not on St\(5, 2\)"):
+        M.exp_eas(x, 1e5 * v)
+
+
+def test_inverse_retractions_of_the_base_point_are_zero():
+    """R_X(0) = X for both retractions, so their inverses at Y = X are exactly 0: for the polar one
+    P = (I + V^T V)^(1/2) = I has lambda_min = 1, and for the QR one R = I has R_jj = 1. (Mutants that
+    refused lambda_min <= 1 or R_jj <= 1 survived the manifolds run: no test took Y = X.)"""
+    M = RefStiefel(6, 3)
+    x = M.random_point(np.random.default_rng(8))
+    for f in (M.inv_retr, M.inv_retr_polar, M.inv_retr_qr):
+        assert np.max(np.abs(f(x, x))) <= 4 * EPS_F, f.__name__
+
+
+def test_inv_retr_qr_refuses_a_singular_leading_block():
+    """X = [e1, e2], Y = [e1, e3]: X^T Y = diag(1, 0), whose leading 1 x 1 block is fine and whose 2 x 2
+    block is singular (sigma_min = 0, sigma_max = 1): refused at j = 1 with the reason (a mutant that
+    read sigma_max survived the manifolds run)."""
+    M = RefStiefel(4, 2)
+    x = np.eye(4)[:, :2]
+    y = np.eye(4)[:, [0, 2]]
+    with pytest.raises(ValueError, match=r"the leading 2x2 block of X\^T Y is singular \(sigma_min = 0"):
+        M.inv_retr_qr(x, y)
+
+
+def test_retractions_of_huge_steps_follow_their_definitions():
+    """At max |V| = 1e300: retr_qr returns qf(X + V), i.e. Q with Q^T Q = I and Q^T (X + V) upper
+    triangular with a positive diagonal (the definition, checked on the output; the input is scaled by a
+    power of two before LAPACK, and a mutant that multiplied by it overflowed); retr_polar refuses with
+    the reason when V^T V has eigenvalues beyond float64's range (a rank-one V: 1 and 1e600)."""
+    M = RefStiefel(5, 2)
+    x = np.eye(5)[:, :2]
+    v = np.zeros((5, 2))
+    v[2, 0], v[3, 1], v[4, 0] = 1e300, -3e299, 2e299
+    q = M.retr_qr(x, v)
+    a = x + v
+    assert np.max(np.abs(q.T @ q - np.eye(2))) <= 64 * EPS_F
+    r = q.T @ a
+    assert abs(r[1, 0]) <= 1e-15 * np.max(np.abs(a)) and r[0, 0] > 0 and r[1, 1] > 0
+    w = np.zeros((5, 2))
+    w[2, 0] = 1e300
+    with pytest.raises(ValueError, match=r"^Stiefel\.retr_polar: \(I \+ V\^T V\)\^\(-1/2\) is not representable"):
+        M.retr_polar(x, w)
+
+
+def test_orth_complement_is_an_orthonormal_basis_of_the_complement():
+    """X_perp has n - p orthonormal columns orthogonal to X, so [X, X_perp] is orthogonal (St(7, 3)
+    and St(4, 1); the method had no test: returning None survived the manifolds run)."""
+    rng = np.random.default_rng(4)
+    for n, p in ((7, 3), (4, 1)):
+        M = RefStiefel(n, p)
+        x = M.random_point(rng)
+        c = M.orth_complement(x)
+        assert c.shape == (n, n - p)
+        full = np.hstack([x, c])
+        assert np.max(np.abs(full.T @ full - np.eye(n))) <= 16 * n * EPS_F
