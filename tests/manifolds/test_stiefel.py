@@ -713,3 +713,17 @@ def test_orth_complement_is_an_orthonormal_basis_of_the_complement():
         assert c.shape == (n, n - p)
         full = np.hstack([x, c])
         assert np.max(np.abs(full.T @ full - np.eye(n))) <= 16 * n * EPS_F
+
+
+def test_log_refuses_a_geodesic_longer_than_pi():
+    """Y = Exp_X(4 V), ||V|| = 1 on St(4, 2): Newton on Exp converges to a geodesic of length >= pi,
+    which is not certified minimising, and log refuses it with the length instead of returning it (in
+    60 such draws with lengths 3 to 4.5, 36 ended so; the refusal's deletion survived the manifolds run)."""
+    M = RefStiefel(4, 2)
+    rng = np.random.default_rng(0)
+    x = M.random_point(rng)
+    v = M.proj(x, rng.standard_normal((4, 2)))
+    v /= np.linalg.norm(v)
+    y = M.exp(x, 4.0 * v)
+    with pytest.raises(ValueError, match=r"^Stiefel\.log: the geodesic found has length \d\.\d+ >= injectivity radius pi"):
+        M.log(x, y)
