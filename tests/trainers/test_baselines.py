@@ -400,3 +400,25 @@ def test_dp_frechet_mean_records_its_one_release_as_round_0():
     r = dp_frechet_mean(P, eps=0.5, D=1.0, rng=np.random.default_rng(4), n_steps=300)
     assert r.history.rounds == [0]
     assert r.history.f[0] == pytest.approx(P.f(r.x), rel=1e-14, abs=0)
+
+
+def test_local_batch_of_zero_and_unknown_aggregation_are_refused_and_check_generator_returns_its_rng():
+    """DP-RSGD's local batch size b is in [1, N_i]: b = 0 is refused with the range (a minimum of 0
+    survived the trainers' mutation run); an aggregation other than 'tangent' or 'karcher' is refused by
+    PriRFed and RFedAvg before any work (its refusal's deletion survived: the aggregation step then fell
+    back silently); check_generator returns the Generator it was given, as documented."""
+    from prirfed.reference.trainers.base import check_generator
+    from prirfed.reference.trainers.local import dp_rsgd_local
+    from prirfed.reference.trainers.prirfed import prirfed
+    from prirfed.reference.trainers.rfed import rfedavg
+
+    P = SpherePCA([np.array([[1.0, 0.2, 0.0], [0.0, 0.5, 0.1]]), np.array([[0.0, 0.5, 0.0], [0.1, 0.0, 1.0]])])
+    x0 = np.array([0.6, 0.8, 0.0])
+    with pytest.raises(ValueError, match=r"^dp_rsgd_local: b must be in \[1, 2\] \(got b = 0, short by 1\)"):
+        dp_rsgd_local(P, 0, x0, 1, 0, 0.1, 1.0, 0.1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^prirfed: aggregation must be 'tangent' or 'karcher' \(got 'mean'\)"):
+        prirfed(P, x0, 2, 1, 0.1, np.random.default_rng(0), aggregation="mean")
+    with pytest.raises(ValueError, match=r"^rfedavg: aggregation must be 'tangent' or 'karcher' \(got 'mean'\)"):
+        rfedavg(P, x0, 2, 1, 0.1, 1, np.random.default_rng(0), aggregation="mean")
+    g = np.random.default_rng(5)
+    assert check_generator("w", g) is g
