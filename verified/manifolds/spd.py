@@ -260,7 +260,7 @@ def eigh_kernel(a):
 @njit(cache=True)
 def sqrtm_and_invsqrtm_kernel(x):
     """Verified twin of :func:`prirfed.reference.manifolds.spd.sqrtm_and_invsqrtm`: X^{1/2}, X^{-1/2} from one eigh
-    (reference: sqrtm_and_invsqrtm), from the eigendecomposition of x / 4^j, 4^j <= max |x| < 4^(j+1), and
+    (reference: sqrtm_and_invsqrtm), from the eigendecomposition of x / 4^j, 4^j <= max(abs(x)) < 4^(j+1), and
     scaled back by 2^(+-j) after the products (exact; (4^j x)^{1/2} = 2^j x^{1/2} bit for bit)."""
     m = _max_abs(x)
     j = 0
