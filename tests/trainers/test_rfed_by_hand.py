@@ -187,3 +187,22 @@ def test_federated_auto_record_period_counts_the_local_steps():
     (1, 2, 3), w = 2 * 2 * 6 / 3 = 8 and the "auto" period is ceil(20 * 6 / 8) = 15."""
     args = dict(T=1000, k=2, eta=0.1, option=1, aggregation="tangent", weighting="uniform", record_every="auto")
     assert federated_settings("f", problem(), tau=[1, 2, 3], **args)[4] == 15
+
+
+def test_prirfed_with_dp_rsvrg_follows_the_step_schedule_by_hand():
+    """PriRFed with DP-RSVRG (Algorithm 3), sigma = 0, K = 1, m = 1: the inner step starts at the anchor
+    x~ = x, where the variance-reduced direction is grad f_il(x) - grad f_il(x) + grad f_i(x) = x - m_i,
+    so an agent uploads x - alpha_t (x - m_i), as with DP-RSGD; the server step is (3.2). Step sizes
+    (0.3, 0.6, 0.45) differ per round, so a trainer that read round t - 1's step in its DP-RSVRG branch
+    (a mutant that survived the trainers' run: only the DP-RSGD branch had a schedule test) fails."""
+    alphas = [0.3, 0.6, 0.45]
+    for seed in (1, 2, 8):
+        key = run_key(np.random.default_rng(seed))
+        x = X0
+        for t, a in enumerate(alphas):
+            S = agents_of_round(key, t, 2)
+            w = np.array([SIZES[i] for i in S], dtype=float)
+            ups = [x - a * (x - MEANS[i]) for i in S]
+            x = x + sum(wi * (u - x) for wi, u in zip(w, ups)) / w.sum()
+        got = prirfed(problem(), X0, 3, 2, alphas, np.random.default_rng(seed), local="dp_rsvrg", K=1, m=1).x
+        np.testing.assert_allclose(got, x, rtol=0, atol=1e-14)
