@@ -136,3 +136,20 @@ def test_clip_threshold_floor_is_two_to_the_minus_1000_in_both_twins():
         np.testing.assert_allclose(c, np.array([0.6, 0.8]) * floor, rtol=4.5e-16, atol=0.0)  # two roundings
         with pytest.raises(ValueError, match="below 2\\^-1000"):
             mod.clip(M, np.zeros(2), v, 0.75 * floor)
+
+
+def test_clip_of_a_zero_vector_is_a_new_zero_vector_in_both_twins():
+    """clip(0) = 0 for every finite tau > 0 (min(1, tau / 0) is not formed): both twins return a new zero array
+    of the input's shape, not None and not the input itself (the verified kernel's zero branch
+    returning None survived a sampled mutation run, seed 52: no test clipped a zero vector)."""
+    from prirfed.reference.manifolds import Sphere
+    from prirfed.verified import mechanisms as V
+
+    M = Sphere(3)
+    x = np.array([0.0, 0.0, 0.0, 1.0])
+    v = np.zeros(4)
+    for clip in (R.clip, V.clip):
+        for tau in (1e-3, 1.0, 1e300):
+            out = clip(M, x, v, tau)
+            assert isinstance(out, np.ndarray) and out.shape == (4,) and not np.any(out)
+            assert out is not v
