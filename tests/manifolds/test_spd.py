@@ -908,8 +908,8 @@ def test_eigh_is_exact_under_power_of_two_scaling_down_to_subnormal_entries():
 def test_sqrtm_is_exactly_homogeneous_under_powers_of_four(twin):
     """(4^j X)^{1/2} = 2^j X^{1/2} and (4^j X)^{-1/2} = 2^-j X^{-1/2} bit for bit, from entries near the
     top of the float64 range (j = 510) down to subnormal ones (j = -520, -530: entries about 1e-319;
-    compared with the stored matrix scaled back, which is exact), and X^{1/2} of the subnormal matrix against mpmath (40 digits) to 1e-14. Before, the eigenvalues
-    were scaled back before the square root and rounded into the subnormals: X^{1/2} was off by 1.3e-5
+    compared with the stored matrix scaled back, which is exact), and X^{1/2} of the subnormal matrix
+    against mpmath (40 digits) to 1e-14. Before, the eigenvalues were scaled back before the square root and rounded into the subnormals: X^{1/2} was off by 1.3e-5
     relative at j = -530 (reference; 2.4e-5 verified), and a matrix with an eigenvalue beyond float64
     but entries inside had an infinite square root."""
     from prirfed.reference.manifolds.spd import sqrtm_and_invsqrtm

@@ -265,8 +265,8 @@ def test_exp_stays_orthonormal_at_steps_up_to_the_exp_domain_limit(cls):
     one: the reference must iterate until the defect is at 16 eps. Its cap of 12 steps was too few
     for one draw here ((5, 2) at 4e15, which needs 17): Exp refused a valid input with "not on
     St(5, 2) ... 1.989e-01". A stop test of 16 / eps (after one step) survived the manifolds run
-    before this test; it left up to 2.4e-5 at 1e14 in nine draws. The verified twin uses its own expm (scaling and
-    squaring), checked here alike."""
+    before this test; it left up to 2.4e-5 at 1e14 in nine draws. The verified twin uses its own expm
+    (scaling and squaring), checked here alike."""
     rng = np.random.default_rng(1)
     for n, p in [(6, 3), (5, 2), (9, 4), (20, 5), (4, 1)]:
         M = cls(n, p)
@@ -725,5 +725,6 @@ def test_log_refuses_a_geodesic_longer_than_pi():
     v = M.proj(x, rng.standard_normal((4, 2)))
     v /= np.linalg.norm(v)
     y = M.exp(x, 4.0 * v)
-    with pytest.raises(ValueError, match=r"^Stiefel\.log: the geodesic found has length \d\.\d+ >= injectivity radius pi"):
+    with pytest.raises(ValueError, match=r"^Stiefel\.log: the geodesic found has length \d\.\d+ "
+                                         r">= injectivity radius pi"):
         M.log(x, y)
